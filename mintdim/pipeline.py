@@ -1,0 +1,16 @@
+"""``pipeline(name)``: the entry point of the fluent API."""
+
+from __future__ import annotations
+
+from mintdim.pipelines.unit_build.api import UnitBuildPipeline
+from mintdim.registry import PIPELINES, registered
+from mintdim.shared.errors import UnknownPipelineError
+
+__all__ = ["pipeline"]
+
+
+def pipeline(name: str) -> UnitBuildPipeline:
+    """A new, empty pipeline of a registered kind (today: ``"unit-build"``)."""
+    if not isinstance(name, str) or name not in PIPELINES:
+        raise UnknownPipelineError(name=name, registered=registered())
+    return PIPELINES[name]()

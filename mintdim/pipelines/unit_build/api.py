@@ -1,0 +1,106 @@
+"""The fluent unit-build API: ``pipeline("unit-build").source....tokenizer....units(...).output....run()``.
+
+Each step returns a new pipeline object (the old one is unchanged, so a base job can be reused
+for variations); nothing is read, loaded or written until ``run()``.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from dataclasses import replace
+
+from mintdim.pipelines.unit_build.config import UnitBuildConfig
+from mintdim.pipelines.unit_build.contracts import BuildResult
+from mintdim.pipelines.unit_build.runtime import run_build
+from mintdim.pipelines.unit_build.validate import validate
+from mintdim.shared.errors import RunOptionError
+
+__all__ = ["UnitBuildPipeline"]
+
+
+class UnitBuildPipeline:
+    """A declared unit-build job."""
+
+    def __init__(self, config: UnitBuildConfig | None = None) -> None:
+        self._config = config or UnitBuildConfig()
+
+    @property
+    def config(self) -> UnitBuildConfig:
+        """The declarations so far, exactly as given."""
+        return self._config
+
+    def _with(self, **changes: object) -> UnitBuildPipeline:
+        # Deep copies: later edits to the caller's lists must not change a declared job.
+        return UnitBuildPipeline(replace(self._config, **copy.deepcopy(changes)))
+
+    @property
+    def source(self) -> _SourceStep:
+        """``.source.jsonl(files=[...], fields=[[...]], templates=[...])``."""
+        return _SourceStep(self)
+
+    @property
+    def tokenizer(self) -> _TokenizerStep:
+        """``.tokenizer.sentencepiece({"path": ...})`` or ``.tokenizer.hf_json({"path": ...})``."""
+        return _TokenizerStep(self)
+
+    def units(self, sizes: object = None, build_batch: object = None) -> UnitBuildPipeline:
+        """Unit sizes (``[[128, 256], ...]``) and raw samples per tokenizer batch (``[4096]``)."""
+        return self._with(sizes=sizes, build_batch=build_batch)
+
+    @property
+    def output(self) -> _OutputStep:
+        """``.output.dir("./out", samples_per_shard=[10000])`` or a list of directories."""
+        return _OutputStep(self)
+
+    def run(self, workers: int | None = None, progress: bool | None = None) -> BuildResult:
+        """Validate everything, then build; returns each output directory's path and stats.
+
+        ``workers``: processes that parse, render, hash, encode and pad (default: every core;
+        1 runs in this process). Output is byte-identical for any value. ``progress``: a bar on
+        stderr; None shows it when stderr is a terminal.
+        """
+        count = _workers(workers)
+        plan, encoders = validate(self._config)
+        return run_build(plan, encoders, count, progress)
+
+
+class _SourceStep:
+    def __init__(self, job: UnitBuildPipeline) -> None:
+        self._job = job
+
+    def jsonl(
+        self, files: object = None, fields: object = None, templates: object = None
+    ) -> UnitBuildPipeline:
+        """JSONL inputs: ``files[i]`` is read with ``fields[i]`` and rendered with ``templates[i]``."""
+        return self._job._with(files=files, fields=fields, templates=templates)
+
+
+class _TokenizerStep:
+    def __init__(self, job: UnitBuildPipeline) -> None:
+        self._job = job
+
+    def sentencepiece(self, config: object = None) -> UnitBuildPipeline:
+        """A SentencePiece ``.model``: one ``{"path": ...}`` shared, or a list mapped by file."""
+        return self._job._with(tokenizer_kind="sentencepiece", tokenizer=config)
+
+    def hf_json(self, config: object = None) -> UnitBuildPipeline:
+        """A Hugging Face ``tokenizer.json``: one ``{"path": ...}`` shared, or a list mapped by file."""
+        return self._job._with(tokenizer_kind="hf_json", tokenizer=config)
+
+
+class _OutputStep:
+    def __init__(self, job: UnitBuildPipeline) -> None:
+        self._job = job
+
+    def dir(self, path: object = None, samples_per_shard: object = None) -> UnitBuildPipeline:
+        """Output directory (or one per file) and records per shard (one shared or one per file)."""
+        return self._job._with(output_dir=path, samples_per_shard=samples_per_shard)
+
+
+def _workers(workers: int | None) -> int:
+    if workers is None:
+        return os.cpu_count() or 1
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise RunOptionError(option="workers", value=workers, rule="positive_int")
+    return workers

@@ -1,0 +1,169 @@
+"""One batch, start to end of the expensive part: parse -> render -> hash -> encode -> assign -> pad.
+
+This is the work a worker process does (or the main process, with one worker). It returns
+everything the writer needs in bulk form, including pre-formatted index fragments, so the main
+process only adds sample ids and shard positions. It never raises for bad data: the first failing
+sample's error comes back inside the result, so the main process can fail at the same sample,
+in input order, whatever worker met it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+import orjson
+
+from mintdim.pipelines.unit_build.contracts import BuildPlan, TokenizerSpec
+from mintdim.pipelines.unit_build.source.jsonl import RawBatch, parse_lines
+from mintdim.pipelines.unit_build.tokenizer import Encoder, load_encoder
+from mintdim.pipelines.unit_build.units.planner import assign_units, first_overflow, padded_rows
+from mintdim.shared.errors import MintDimError, UnitOverflowError
+
+__all__ = ["BatchEncoder", "EncodedBatch"]
+
+
+@dataclass(slots=True)
+class EncodedBatch:
+    """The encoded samples of one raw batch, in input order."""
+
+    file_index: int
+    blank_lines: int
+    token_counts: np.ndarray
+    """Exact token count per sample (int64)."""
+    unit_indexes: np.ndarray
+    """Index into the file's sizes per sample (int64)."""
+    line_numbers: np.ndarray
+    """1-based physical line per sample (int64)."""
+    digests: bytes
+    """SHA-256 of each rendered text's UTF-8 bytes, 32 bytes per sample, back to back."""
+    rows: list[np.ndarray]
+    """Per unit index, the padded records of this batch's samples in that unit, in order."""
+    index_parts: list[str]
+    """Per sample, its sample_index.jsonl line between ``"sample_id":N,`` and the shard number."""
+    unk_parts: list[tuple[int, str]]
+    """(sample position in batch, unk_index.jsonl line after ``"sample_id":N,``) for UNK samples."""
+    unk_tokens: int
+    error: MintDimError | None
+    """The first failing sample's error; samples before it are still reported."""
+
+    @property
+    def sample_count(self) -> int:
+        """Number of samples in the batch (blank lines excluded)."""
+        return int(self.token_counts.size)
+
+
+class BatchEncoder:
+    """Per-process state: the plan and its loaded tokenizers, loaded once."""
+
+    def __init__(self, plan: BuildPlan, encoders: dict[TokenizerSpec, Encoder] | None = None):
+        self.plan = plan
+        self._encoders = dict(encoders or {})
+        self._file_json = [orjson.dumps(f.path).decode() for f in plan.files]
+
+    def __getstate__(self) -> dict:
+        # Under spawn the worker reloads tokenizers from their files instead of unpickling them.
+        return {"plan": self.plan}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["plan"])
+
+    def _encoder(self, spec: TokenizerSpec) -> Encoder:
+        if spec not in self._encoders:
+            self._encoders[spec] = load_encoder(spec)
+        return self._encoders[spec]
+
+    def __call__(self, raw: RawBatch) -> EncodedBatch:
+        """Encode one raw batch (the function workers run)."""
+        file = self.plan.files[raw.file_index]
+        output = self.plan.outputs[file.output_index]
+        encoder = self._encoder(file.tokenizer)
+        parsed = parse_lines(raw, file)
+        flat, lengths = encoder.encode_batch(parsed.texts)
+        sizes = np.asarray(file.sizes, dtype=np.int64)
+        units = assign_units(lengths, sizes)
+        error = parsed.error
+        over = first_overflow(units, sizes.size)
+        if over is not None:
+            error = UnitOverflowError(
+                file=file.path,
+                line=parsed.line_numbers[over],
+                token_count=int(lengths[over]),
+                max_unit_size=int(sizes[-1]),
+            )
+            keep = over
+        else:
+            keep = len(parsed.texts)
+        texts, lengths, units = parsed.texts[:keep], lengths[:keep], units[:keep]
+        offsets = np.cumsum(lengths) - lengths
+        flat = flat[: int(lengths.sum())]
+        digests = [hashlib.sha256(text.encode("utf-8")).digest() for text in texts]
+        hexes = [digest.hex() for digest in digests]
+        lines = parsed.line_numbers[:keep]
+        source = self._file_json[raw.file_index]
+        unit_sizes = sizes[units].tolist()
+        index_parts = [
+            f'"hash":"{h}","token_count":{n},"unit_size":{u},"source_file":{source},'
+            f'"source_line":{line},"shard_path":"unit_{u}/shard_'
+            for h, n, u, line in zip(hexes, lengths.tolist(), unit_sizes, lines, strict=True)
+        ]
+        unk_parts, unk_tokens = _unk_parts(
+            flat, offsets, lengths, output.info.unk_id, hexes, lines, source
+        )
+        rows = [
+            padded_rows(
+                flat,
+                offsets,
+                lengths,
+                np.flatnonzero(units == u),
+                size,
+                output.info.pad_id,
+                output.info.dtype,
+            )
+            for u, size in enumerate(file.sizes)
+        ]
+        return EncodedBatch(
+            file_index=raw.file_index,
+            blank_lines=parsed.blank_lines,
+            token_counts=lengths,
+            unit_indexes=units,
+            line_numbers=np.asarray(lines, dtype=np.int64),
+            digests=b"".join(digests),
+            rows=rows,
+            index_parts=index_parts,
+            unk_parts=unk_parts,
+            unk_tokens=unk_tokens,
+            error=error,
+        )
+
+
+def _unk_parts(
+    flat: np.ndarray,
+    offsets: np.ndarray,
+    lengths: np.ndarray,
+    unk_id: int,
+    hexes: list[str],
+    lines: list[int],
+    source: str,
+) -> tuple[list[tuple[int, str]], int]:
+    """unk_index.jsonl fragments for the samples whose tokens include ``unk_id``."""
+    hits = np.flatnonzero(flat == unk_id)
+    if not hits.size:
+        return [], 0
+    samples = np.searchsorted(offsets + lengths, hits, side="right")
+    positions = hits - offsets[samples]
+    parts = []
+    cuts = np.flatnonzero(np.diff(samples)) + 1
+    for sample_positions, sample in zip(
+        np.split(positions, cuts), samples[np.r_[0, cuts]].tolist(), strict=True
+    ):
+        parts.append(
+            (
+                sample,
+                f'"hash":"{hexes[sample]}","source_file":{source},"source_line":{lines[sample]},'
+                f'"unk_count":{sample_positions.size},'
+                f'"unk_positions":{orjson.dumps(sample_positions.tolist()).decode()}}}\n',
+            )
+        )
+    return parts, int(hits.size)

@@ -1,0 +1,52 @@
+"""The user's declarations as the fluent API collected them: unchecked, exactly as given.
+
+``validate.py`` turns a ``UnitBuildConfig`` into a ``contracts.BuildPlan`` or a named error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from mintdim.shared.types import TokenizerKind
+
+__all__ = ["UnitBuildConfig"]
+
+
+@dataclass(frozen=True, slots=True)
+class UnitBuildConfig:
+    """Each field is None until its step is declared."""
+
+    files: object = None
+    """``source.jsonl(files=...)``: list of JSONL paths."""
+    fields: object = None
+    """``source.jsonl(fields=...)``: list of lists of keys, one shared or one per file."""
+    templates: object = None
+    """``source.jsonl(templates=...)``: list of template strings, one shared or one per file."""
+    tokenizer_kind: TokenizerKind | None = None
+    """Which ``.tokenizer`` method was called."""
+    tokenizer: object = None
+    """Its argument: one ``{"path": ...}`` dict (shared) or a list of them."""
+    sizes: object = None
+    """``units(sizes=...)``: list of ascending size lists, one shared or one per file."""
+    build_batch: object = None
+    """``units(build_batch=...)``: list of positive ints, one shared or one per file."""
+    output_dir: object = None
+    """``output.dir(path)``: a path, or a list of paths (one shared or one per file)."""
+    samples_per_shard: object = None
+    """``output.dir(samples_per_shard=...)``: list of positive ints, one shared or one per file."""
+
+    def missing(self) -> list[str]:
+        """The spec's names of every declaration still absent, in pipeline order."""
+        names = {
+            "files": "source.files",
+            "fields": "source.fields",
+            "templates": "source.templates",
+            "tokenizer": "tokenizer",
+            "sizes": "units.sizes",
+            "build_batch": "units.build_batch",
+            "output_dir": "output.dir",
+            "samples_per_shard": "output.samples_per_shard",
+        }
+        return [
+            names[f.name] for f in fields(self) if f.name in names and getattr(self, f.name) is None
+        ]

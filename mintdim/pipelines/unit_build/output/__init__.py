@@ -1,0 +1,1 @@
+"""The output directory and every audit file written into it."""

@@ -1,0 +1,147 @@
+"""One output directory: its layout, the writers inside it, and how it ends (complete or failed).
+
+Layout::
+
+    <dir>/manifest.json  histogram.json  stats.json
+          sample_index.jsonl  duplicate_index.jsonl  unk_index.jsonl
+          unit_<size>/shard_000000.bin ...      (or EMPTY_UNIT.md when the unit got nothing)
+
+A build that fails after it began writing leaves ``UNIT_BUILD_FAILED.md`` (the error in English
+and Vietnamese) in every unit directory and no manifest, so nothing half-written looks complete.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from mintdim.pipelines.unit_build.batch import EncodedBatch
+from mintdim.pipelines.unit_build.contracts import FilePlan, OutputPlan
+from mintdim.pipelines.unit_build.output import histogram, manifest, stats
+from mintdim.pipelines.unit_build.output.duplicate_index import DuplicateTracker
+from mintdim.pipelines.unit_build.output.sample_index import SampleIndexWriter
+from mintdim.pipelines.unit_build.output.unk_index import UnkIndexWriter
+from mintdim.pipelines.unit_build.units.shard_writer import UnitShardWriter, unit_dir_name
+from mintdim.shared.errors import MintDimError
+
+__all__ = ["EMPTY_UNIT", "UNIT_BUILD_FAILED", "OutputDirectory"]
+
+EMPTY_UNIT = "EMPTY_UNIT.md"
+UNIT_BUILD_FAILED = "UNIT_BUILD_FAILED.md"
+
+
+class OutputDirectory:
+    """Receives encoded batches in input order and turns them into one finished directory."""
+
+    def __init__(self, plan: OutputPlan, files: Sequence[FilePlan], log: Callable[[str], None]):
+        self.plan = plan
+        self.files = tuple(files)
+        self.path = Path(plan.abs_path)
+        self._log = log
+        self._next_id = 0
+        self._units: list[UnitShardWriter] = []
+        self._samples: SampleIndexWriter | None = None
+        self._unks: UnkIndexWriter | None = None
+        self._duplicates = DuplicateTracker()
+        self._stats = stats.StatsCounter(plan.sizes)
+
+    def create(self) -> None:
+        """Create the directory (validated absent or empty), its unit folders and index files."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        for size in self.plan.sizes:
+            unit_path = self.path / unit_dir_name(size)
+            unit_path.mkdir()
+            self._units.append(
+                UnitShardWriter(unit_path, size, self.plan.samples_per_shard, self._log)
+            )
+        self._samples = SampleIndexWriter(self.path)
+        self._unks = UnkIndexWriter(self.path)
+
+    def write(self, batch: EncodedBatch) -> None:
+        """Append one batch: shard records, index lines, digests and counts."""
+        first_id = self._next_id
+        shard_numbers, shard_rows = self._places(batch.unit_indexes)
+        for writer, rows in zip(self._units, batch.rows, strict=True):
+            if len(rows):
+                writer.write(rows)
+        self._samples.write(first_id, batch.index_parts, shard_numbers, shard_rows)
+        self._unks.write(first_id, batch.unk_parts)
+        self._duplicates.add(batch.digests)
+        self._stats.add(batch.token_counts, batch.unit_indexes, batch.blank_lines, batch.unk_tokens)
+        self._next_id += batch.sample_count
+
+    def _places(self, unit_indexes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Shard number and row of each sample, from the unit counts before this batch."""
+        sequence = np.empty(unit_indexes.size, dtype=np.int64)
+        for unit, writer in enumerate(self._units):
+            members = np.flatnonzero(unit_indexes == unit)
+            sequence[members] = writer.samples + np.arange(members.size)
+        return np.divmod(sequence, self.plan.samples_per_shard)
+
+    def finish(self) -> dict[str, object]:
+        """Close everything, write the audit files and, last, the manifest; return the stats."""
+        shards = [record for writer in self._units for record in writer.finish()]
+        self._samples.close()
+        self._unks.close()
+        groups, duplicated = self._duplicates.write(self.path)
+        for writer in self._units:
+            if writer.samples == 0:
+                (writer.unit_path / EMPTY_UNIT).write_text(_empty_unit_text(writer.unit_size))
+        info = self.plan.info
+        content = self._stats.as_dict(
+            token_dtype=info.token_dtype,
+            bytes_per_token=info.dtype.itemsize,
+            duplicate_groups=groups,
+            duplicate_samples=duplicated,
+            samples_with_unk=self._unks.samples,
+            shard_count=len(shards),
+            shard_bytes=sum(s.bytes for s in shards),
+        )
+        manifest.write_json_atomic(self.path / stats.FILENAME, content)
+        manifest.write_json_atomic(self.path / histogram.FILENAME, content["unit_distribution"])
+        manifest.write_json_atomic(
+            self.path / manifest.FILENAME, manifest.manifest(self.plan, self.files, shards)
+        )
+        return content
+
+    def fail(self, error: BaseException) -> None:
+        """Mark every unit directory as failed; never writes a manifest."""
+        for writer in self._units:
+            writer.abort()
+        for handle in (self._samples, self._unks):
+            if handle is not None:
+                handle.close()
+        text = _failed_text(error)
+        for size in self.plan.sizes:
+            unit_path = self.path / unit_dir_name(size)
+            if unit_path.is_dir():
+                (unit_path / UNIT_BUILD_FAILED).write_text(text, encoding="utf-8")
+
+
+def _empty_unit_text(size: int) -> str:
+    return (
+        f"# unit_{size} is empty\n\n"
+        f"No sample of this build has a token count that needs unit size {size}: every sample\n"
+        "fitted a smaller declared unit or needed a larger one. The build is complete.\n\n"
+        f"# unit_{size} trống\n\n"
+        f"Không có mẫu nào của lần build này cần unit size {size}. Lần build đã hoàn tất.\n"
+    )
+
+
+def _failed_text(error: BaseException) -> str:
+    if isinstance(error, MintDimError):
+        english, vietnamese = error.message("en"), error.message("vi")
+    else:
+        english = vietnamese = f"{type(error).__name__}: {error}"
+    return (
+        "# Unit build failed\n\n"
+        "This directory is not a finished build: it has no manifest.json and its shards are\n"
+        "incomplete. Fix the error below and build again into a new, empty directory.\n\n"
+        f"```text\n{english}\n```\n\n"
+        "# Build unit thất bại\n\n"
+        "Thư mục này không phải là một lần build hoàn chỉnh: không có manifest.json và các shard\n"
+        "chưa đầy đủ. Hãy sửa lỗi dưới đây rồi build lại vào một thư mục mới, rỗng.\n\n"
+        f"```text\n{vietnamese}\n```\n"
+    )

@@ -1,0 +1,83 @@
+"""``duplicate_index.jsonl``: one line per rendered-text hash shared by two or more samples.
+
+Line form (compact JSON; samples in sample_id order; lines ordered by their first sample_id)::
+
+    {"hash":"<sha256 hex>","count":3,"samples":[{"sample_id":12031,
+     "source_file":"./data/alpaca.jsonl","source_line":991}, ...]}
+
+Memory: the tracker keeps only each sample's 32-byte digest. Finding groups sorts an 8-byte
+prefix view; the source location of the few duplicated samples is read back from
+``sample_index.jsonl`` (line k holds sample k), so no per-sample location is held in memory.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import orjson
+
+from mintdim.pipelines.unit_build.output import sample_index
+
+__all__ = ["FILENAME", "DuplicateTracker"]
+
+FILENAME = "duplicate_index.jsonl"
+_DIGEST = 32
+
+
+class DuplicateTracker:
+    """Collects digests in sample_id order and writes the duplicate groups at the end."""
+
+    def __init__(self) -> None:
+        self._digests = bytearray()
+
+    def add(self, digests: bytes) -> None:
+        """Record the digests of the next samples, in sample_id order."""
+        self._digests += digests
+
+    def groups(self) -> list[list[int]]:
+        """Sample ids of each duplicate group, groups ordered by their first sample id."""
+        count = len(self._digests) // _DIGEST
+        if count < 2:
+            return []
+        digests = np.frombuffer(self._digests, dtype=np.uint8).reshape(count, _DIGEST)
+        prefixes = np.ndarray((count,), dtype="<u8", buffer=digests, strides=(_DIGEST,))
+        order = np.argsort(prefixes, kind="stable")
+        ordered = prefixes[order]
+        same = ordered[1:] == ordered[:-1]
+        candidates = order[np.r_[same, False] | np.r_[False, same]]
+        by_digest: dict[bytes, list[int]] = {}
+        for sample_id in np.sort(candidates).tolist():
+            by_digest.setdefault(digests[sample_id].tobytes(), []).append(sample_id)
+        return sorted((ids for ids in by_digest.values() if len(ids) > 1), key=lambda ids: ids[0])
+
+    def write(self, directory: Path) -> tuple[int, int]:
+        """Write the file; return (duplicate_groups, duplicate_samples)."""
+        groups = self.groups()
+        locations = _locations(directory / sample_index.FILENAME, {i for g in groups for i in g})
+        with open(directory / FILENAME, "xb") as handle:
+            for ids in groups:
+                digest = self._digests[ids[0] * _DIGEST : (ids[0] + 1) * _DIGEST].hex()
+                samples = [{"sample_id": i, **locations[i]} for i in ids]
+                line = {"hash": digest, "count": len(ids), "samples": samples}
+                handle.write(orjson.dumps(line) + b"\n")
+        return len(groups), sum(len(ids) for ids in groups)
+
+
+def _locations(index_path: Path, wanted: set[int]) -> dict[int, dict[str, object]]:
+    """source_file and source_line of the wanted sample ids, read from sample_index.jsonl."""
+    found: dict[int, dict[str, object]] = {}
+    if not wanted:
+        return found
+    last = max(wanted)
+    with open(index_path, "rb") as handle:
+        for sample_id, line in enumerate(handle):
+            if sample_id in wanted:
+                row = orjson.loads(line)
+                found[sample_id] = {
+                    "source_file": row["source_file"],
+                    "source_line": row["source_line"],
+                }
+            if sample_id == last:
+                break
+    return found

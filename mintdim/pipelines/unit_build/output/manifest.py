@@ -1,0 +1,80 @@
+"""``manifest.json``: what was built, from what, with which tokenizer, and every shard's checksum.
+
+Written last and atomically (temporary file, then rename): a directory without it is not a
+finished build. It holds no wall-clock time and no machine-specific value, so two builds of the
+same input and configuration are byte-identical whatever ``build_batch`` or worker count.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import orjson
+
+from mintdim._version import __version__
+from mintdim.pipelines.unit_build.contracts import FilePlan, OutputPlan
+from mintdim.pipelines.unit_build.units.shard_writer import ShardRecord
+
+__all__ = ["FILENAME", "FORMAT_VERSION", "manifest", "write_json_atomic"]
+
+FILENAME = "manifest.json"
+FORMAT_VERSION = 1
+"""Bumped whenever a file's layout changes, so readers can refuse what they do not know."""
+
+
+def manifest(output: OutputPlan, files: Sequence[FilePlan], shards: Sequence[ShardRecord]) -> dict:
+    """The manifest of one finished output directory."""
+    info = output.info
+    return {
+        "pipeline": "unit-build",
+        "mintdim_version": __version__,
+        "format_version": FORMAT_VERSION,
+        "status": "complete",
+        "tokenizer": {
+            "type": output.tokenizer.kind,
+            "path": output.tokenizer.path,
+            "vocab_size": info.vocab_size,
+            "unk_id": info.unk_id,
+            "pad_id": info.pad_id,
+            "unk_id_source": info.unk_source,
+            "pad_id_source": info.pad_source,
+            "add_special_tokens": False,
+            "padding_and_truncation": "disabled on the loaded tokenizer; every encoding is exact",
+        },
+        "token_storage": {
+            "dtype": info.token_dtype,
+            "bytes_per_token": info.dtype.itemsize,
+            "byte_order": "little",
+            "record_layout": "unit_size slots per record: tokens, then pad_id",
+        },
+        "units": {"sizes": list(output.sizes)},
+        "source": {
+            "files": [f.path for f in files],
+            "fields": [list(f.fields) for f in files],
+            "templates": [f.template.source for f in files],
+        },
+        "output": {"samples_per_shard": output.samples_per_shard},
+        "hash": {"algorithm": "sha256", "of": "UTF-8 bytes of the rendered text"},
+        "shards": [
+            {
+                "path": s.path,
+                "unit_size": s.unit_size,
+                "samples": s.samples,
+                "bytes": s.bytes,
+                "sha256": s.sha256,
+            }
+            for s in shards
+        ],
+    }
+
+
+def write_json_atomic(path: Path, content: object) -> None:
+    """Write indented JSON through a temporary file and a rename, so no reader sees half a file."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "wb") as handle:
+        handle.write(orjson.dumps(content, option=orjson.OPT_INDENT_2) + b"\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)

@@ -1,0 +1,38 @@
+"""``unk_index.jsonl``: one line per sample whose field values produced UNK tokens, in sample_id order.
+
+Line form (compact JSON)::
+
+    {"sample_id":91822,"hash":"<sha256 hex>","source_file":"./data/alpaca.jsonl",
+     "source_line":18291,"unk_count":2,"unk_positions":[17,89]}
+
+Positions are 0-based indexes into the sample's tokens. Template literals never produce UNK here:
+that case fails before any data is read (``TemplateTokenizerError``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TextIO
+
+__all__ = ["FILENAME", "UnkIndexWriter"]
+
+FILENAME = "unk_index.jsonl"
+
+
+class UnkIndexWriter:
+    """Appends UNK lines; the batch supplies everything after the sample id."""
+
+    def __init__(self, directory: Path) -> None:
+        self._handle: TextIO = open(directory / FILENAME, "x", encoding="utf-8", newline="\n")  # noqa: SIM115
+        self.samples = 0
+
+    def write(self, first_id: int, parts: list[tuple[int, str]]) -> None:
+        """Write the UNK lines of a batch whose first sample has id ``first_id``."""
+        self.samples += len(parts)
+        self._handle.write(
+            "".join(f'{{"sample_id":{first_id + offset},{part}' for offset, part in parts)
+        )
+
+    def close(self) -> None:
+        """Flush and close the file."""
+        self._handle.close()

@@ -1,0 +1,79 @@
+"""Output checks: dir/samples_per_shard mapping, settings shared per directory, directories new or empty."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from mintdim.shared.errors import (
+    OutputConflictError,
+    OutputMappingError,
+    OutputValidationError,
+    SamplesPerShardError,
+    SourceValidationError,
+)
+from mintdim.shared.paths import resolve, same_place_key
+
+__all__ = ["check_directories_empty", "group_outputs", "output_dirs", "samples_per_shard"]
+
+
+def output_dirs(value: object, file_count: int) -> list[str]:
+    """Per file: the declared output directory (a single path is shared by every file)."""
+    paths = [value] if isinstance(value, str) else value
+    if not isinstance(paths, list | tuple) or not paths:
+        raise SourceValidationError(key="output.dir", problem="not_list", got=type(value).__name__)
+    for i, path in enumerate(paths):
+        if not isinstance(path, str):
+            raise SourceValidationError(
+                key=f"output.dir[{i}]", problem="not_string", got=type(path).__name__
+            )
+    if len(paths) not in (1, file_count):
+        raise OutputMappingError(file_count=file_count, got=len(paths))
+    return [paths[i if len(paths) > 1 else 0] for i in range(file_count)]
+
+
+def samples_per_shard(value: object, file_count: int) -> list[int]:
+    """Per file: its samples_per_shard."""
+    values = value if isinstance(value, list | tuple) else [value]
+    if len(values) not in (1, file_count):
+        raise SamplesPerShardError.arity(file_count=file_count, got=len(values))
+    for i, count in enumerate(values):
+        if isinstance(count, bool) or not isinstance(count, int) or count <= 0:
+            raise SamplesPerShardError.not_positive(index=i, value=count)
+    return [values[i if len(values) > 1 else 0] for i in range(file_count)]
+
+
+def group_outputs(
+    dirs: list[str], settings: Sequence[dict[str, str]], files: list[str]
+) -> list[list[int]]:
+    """File indexes per distinct directory, in order of first declaration.
+
+    ``settings[i]`` maps each setting that must agree inside a directory to a comparable string.
+    """
+    groups: dict[str, list[int]] = {}
+    for index, path in enumerate(dirs):
+        groups.setdefault(same_place_key(path), []).append(index)
+    for members in groups.values():
+        for setting in settings[members[0]]:
+            declared = [settings[i][setting] for i in members]
+            if len(set(declared)) > 1:
+                raise OutputConflictError(
+                    directory=dirs[members[0]],
+                    setting=setting,
+                    values=declared,
+                    files=[files[i] for i in members],
+                )
+    return list(groups.values())
+
+
+def check_directories_empty(paths: list[str]) -> None:
+    """Each directory must be absent or empty: MintDim never overwrites."""
+    for path in paths:
+        absolute = resolve(path)
+        if not absolute.exists():
+            continue
+        if not absolute.is_dir():
+            raise OutputValidationError(directory=path, problem="not_a_directory")
+        with os.scandir(absolute) as entries:
+            if any(True for _ in entries):
+                raise OutputValidationError(directory=path, problem="not_empty")

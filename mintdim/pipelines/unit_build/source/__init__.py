@@ -1,0 +1,1 @@
+"""Reading JSONL samples and rendering them through user templates."""

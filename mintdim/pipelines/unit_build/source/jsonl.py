@@ -1,0 +1,153 @@
+"""JSONL reading: raw line batches in the main process, parsing and rendering in whichever process encodes.
+
+Line rules: lines end at ``\\n`` only (U+2028, U+2029, U+0085 and a lone ``\\r`` inside a line are
+content, which is why this module splits bytes and never calls ``str.splitlines``); a trailing
+``\\r`` is dropped so CRLF files work; a UTF-8 BOM at the start of a file is ignored; lines holding
+only ASCII whitespace are skipped but still counted, so line numbers stay 1-based physical lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import orjson
+
+from mintdim.pipelines.unit_build.contracts import FilePlan
+from mintdim.shared.errors import (
+    FieldValueTypeError,
+    MintDimError,
+    SampleSchemaError,
+    SourceParseError,
+)
+
+__all__ = ["ParsedLines", "RawBatch", "parse_lines", "read_raw_batches"]
+
+_BOM = b"\xef\xbb\xbf"
+_READ_BLOCK = 8 << 20
+
+_JSON_TYPE_NAMES = {
+    dict: "object",
+    list: "array",
+    str: "string",
+    int: "number",
+    float: "number",
+    bool: "boolean",
+    type(None): "null",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RawBatch:
+    """Up to ``build_batch`` consecutive raw lines of one file, as bytes without ``\\n``."""
+
+    file_index: int
+    first_line: int
+    lines: list[bytes]
+
+
+@dataclass(slots=True)
+class ParsedLines:
+    """The rendered texts of a batch up to its first bad line, and that line's error if any."""
+
+    texts: list[str]
+    line_numbers: list[int]
+    blank_lines: int
+    error: MintDimError | None
+
+
+def read_raw_batches(plan: FilePlan) -> Iterator[RawBatch]:
+    """Stream a file as batches of raw lines; memory holds one read block and one batch."""
+    size = plan.build_batch
+    next_line = 1
+    pending: list[bytes] = []
+    for block_lines in _iter_line_blocks(plan.abs_path):
+        lines = pending + block_lines if pending else block_lines
+        start = 0
+        while len(lines) - start >= size:
+            yield RawBatch(plan.index, next_line, lines[start : start + size])
+            next_line += size
+            start += size
+        pending = lines[start:]
+    if pending:
+        yield RawBatch(plan.index, next_line, pending)
+
+
+def _iter_line_blocks(path: str) -> Iterator[list[bytes]]:
+    """Lists of complete lines, one list per read block, split in C rather than per line."""
+    with open(path, "rb") as handle:
+        head = handle.read(len(_BOM))
+        carry = head[len(_BOM) :] if head == _BOM else head
+        while block := handle.read(_READ_BLOCK):
+            lines = (carry + block).split(b"\n")
+            carry = lines.pop()
+            yield lines
+        if carry:
+            yield [carry]
+
+
+def parse_lines(batch: RawBatch, plan: FilePlan) -> ParsedLines:
+    """Parse and render each line in order, stopping at the first line that breaks a rule."""
+    texts: list[str] = []
+    numbers: list[int] = []
+    blank = 0
+    template, fields = plan.template, plan.fields
+    for line_number, raw in enumerate(batch.lines, start=batch.first_line):
+        line = raw[:-1] if raw.endswith(b"\r") else raw
+        if not line.strip():
+            blank += 1
+            continue
+        try:
+            sample = orjson.loads(line)
+        except orjson.JSONDecodeError as err:
+            return ParsedLines(texts, numbers, blank, _parse_error(plan, line_number, line, err))
+        values = _field_values(sample, plan, line_number, fields)
+        if isinstance(values, MintDimError):
+            return ParsedLines(texts, numbers, blank, values)
+        texts.append(template.render(values))
+        numbers.append(line_number)
+    return ParsedLines(texts, numbers, blank, None)
+
+
+def _field_values(
+    sample: object, plan: FilePlan, line_number: int, fields: tuple[str, ...]
+) -> dict[str, str] | MintDimError:
+    if not isinstance(sample, dict):
+        return SourceParseError(
+            file=plan.path, line=line_number, reason="not_object", detail=_type_name(sample)
+        )
+    try:
+        values = {name: sample[name] for name in fields}
+    except KeyError:
+        return SampleSchemaError(
+            file=plan.path,
+            line=line_number,
+            declared_fields=list(fields),
+            missing_fields=[name for name in fields if name not in sample],
+            available_keys=list(sample),
+        )
+    for name, value in values.items():
+        if not isinstance(value, str):
+            return FieldValueTypeError(
+                file=plan.path, line=line_number, field=name, found_type=_type_name(value)
+            )
+    return values
+
+
+def _parse_error(
+    plan: FilePlan, line_number: int, line: bytes, err: orjson.JSONDecodeError
+) -> SourceParseError:
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        detail = f"byte 0x{line[bad.start]:02x} at byte offset {bad.start}"
+        return SourceParseError(
+            file=plan.path, line=line_number, reason="invalid_utf8", detail=detail
+        )
+    return SourceParseError(
+        file=plan.path, line=line_number, reason="invalid_json", detail=str(err)
+    )
+
+
+def _type_name(value: object) -> str:
+    return _JSON_TYPE_NAMES.get(type(value), type(value).__name__)

@@ -1,0 +1,37 @@
+"""Loading SentencePiece and tokenizer.json files and encoding rendered text exactly."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+
+from mintdim.pipelines.unit_build.contracts import TokenizerSpec
+from mintdim.pipelines.unit_build.tokenizer.hf_json import HFJsonEncoder
+from mintdim.pipelines.unit_build.tokenizer.sentencepiece import SentencePieceEncoder
+
+__all__ = ["Encoder", "load_encoder"]
+
+
+class Encoder(Protocol):
+    """What the build needs from a tokenizer, whichever library backs it."""
+
+    spec: TokenizerSpec
+    vocab_size: int
+    unk_id: int
+    pad_id: int
+    unk_source: str
+    pad_source: str
+
+    def encode(self, text: str) -> list[int]: ...
+
+    def decode(self, ids: list[int]) -> str: ...
+
+    def encode_batch(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]: ...
+
+
+def load_encoder(spec: TokenizerSpec) -> Encoder:
+    """Load the tokenizer a spec names with the library its kind calls for."""
+    if spec.kind == "sentencepiece":
+        return SentencePieceEncoder(spec)
+    return HFJsonEncoder(spec)

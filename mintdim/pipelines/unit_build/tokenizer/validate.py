@@ -1,0 +1,95 @@
+"""Tokenizer checks before any data is read: config shape, file format, dtype, and the template contract.
+
+Tier 1 of the UNK contract lives here: every literal segment of every template is encoded on its
+own, and a UNK there is a configuration error (``TemplateTokenizerError``). A segment that encodes
+to nothing or does not decode back to itself only earns a warning, because the build is still exact.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Mapping
+
+from mintdim.pipelines.unit_build.contracts import Template, TokenizerSpec, token_dtype_for
+from mintdim.pipelines.unit_build.tokenizer import Encoder
+from mintdim.shared.errors import (
+    MintDimFileNotFoundError,
+    TemplateTokenizerError,
+    TokenDTypeValidationError,
+    TokenizerValidationError,
+)
+from mintdim.shared.paths import resolve
+from mintdim.shared.types import TokenizerKind
+
+__all__ = ["TemplateLiteralWarning", "check_template_literals", "check_vocab", "tokenizer_spec"]
+
+_EXTENSIONS: dict[str, str] = {"sentencepiece": ".model", "hf_json": ".json"}
+
+
+class TemplateLiteralWarning(UserWarning):
+    """A template literal that the tokenizer does not reproduce exactly (e.g. normalised whitespace)."""
+
+
+def tokenizer_spec(config: object, kind: TokenizerKind, index: int) -> TokenizerSpec:
+    """Check one ``{"path": ...}`` dict and resolve its file, without loading it."""
+    if not isinstance(config, Mapping):
+        raise TokenizerValidationError.config(
+            index=index, problem="not_dict", got=type(config).__name__
+        )
+    unknown = sorted(str(key) for key in config if key != "path")
+    if unknown:
+        raise TokenizerValidationError.config(index=index, problem="unknown_keys", got=unknown)
+    if "path" not in config:
+        raise TokenizerValidationError.config(index=index, problem="missing_path")
+    path = config["path"]
+    if not isinstance(path, str):
+        raise TokenizerValidationError.config(
+            index=index, problem="path_not_string", got=type(path).__name__
+        )
+    if not path.lower().endswith(_EXTENSIONS[kind]):
+        raise TokenizerValidationError.unsupported_format(index=index, path=path, method=kind)
+    abs_path = resolve(path)
+    if not abs_path.is_file():
+        raise MintDimFileNotFoundError(context="tokenizer", path=path)
+    return TokenizerSpec(kind=kind, path=path, abs_path=str(abs_path))
+
+
+def check_vocab(encoder: Encoder) -> str:
+    """The shard dtype name for the encoder's vocabulary, or ``TokenDTypeValidationError``."""
+    dtype = token_dtype_for(encoder.vocab_size)
+    if dtype is None:
+        raise TokenDTypeValidationError(vocab_size=encoder.vocab_size, path=encoder.spec.path)
+    return dtype
+
+
+def check_template_literals(encoder: Encoder, template: Template, file_index: int) -> None:
+    """Encode each literal segment alone: UNK fails the build, an inexact round trip warns."""
+    for segment in template.literals:
+        if not segment:
+            continue
+        ids = encoder.encode(segment)
+        unk_count = ids.count(encoder.unk_id)
+        if unk_count:
+            raise TemplateTokenizerError(
+                file_index=file_index,
+                template=template.source,
+                segment=segment,
+                unk_count=unk_count,
+            )
+        decoded = encoder.decode(ids)
+        if not ids or decoded != segment:
+            warnings.warn(
+                _literal_warning(template, file_index, segment, ids, decoded), stacklevel=2
+            )
+
+
+def _literal_warning(
+    template: Template, file_index: int, segment: str, ids: list[int], decoded: str
+) -> TemplateLiteralWarning:
+    effect = "encodes to no tokens" if not ids else f"decodes back as {json.dumps(decoded)}"
+    return TemplateLiteralWarning(
+        f"[unit-build:warning] template of file {file_index} ({json.dumps(template.source)}): "
+        f"literal segment {json.dumps(segment)} {effect}; the tokenizer normalises it, so the "
+        "shards will not hold these characters as written. The build continues."
+    )

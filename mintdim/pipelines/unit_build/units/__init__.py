@@ -1,0 +1,1 @@
+"""Choosing each sample's unit size and writing fixed-width padded shards."""

@@ -1,0 +1,126 @@
+"""Fixed-width shard files of one unit: ``unit_<size>/shard_<6 digits>.bin``, rolled by sample count.
+
+Layout: little-endian records of exactly ``unit_size`` slots each (tokens, then PAD), so record k
+of a shard starts at byte ``k * unit_size * bytes_per_token``. A shard closes after
+``samples_per_shard`` records; the last one may be shorter. Each closed shard is hashed as it is
+written (no second read) and reported on stderr in the spec's form.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+
+__all__ = ["ShardRecord", "UnitShardWriter", "shard_name", "unit_dir_name"]
+
+_MIB = 1 << 20
+RECOMMENDED_SHARD_BYTES = 512 * _MIB
+"""Above this a closed shard earns a warning; an internal heuristic, not a setting."""
+
+
+def unit_dir_name(size: int) -> str:
+    """Directory of one unit inside the output directory."""
+    return f"unit_{size}"
+
+
+def shard_name(number: int) -> str:
+    """File name of shard ``number`` inside its unit directory."""
+    return f"shard_{number:06d}.bin"
+
+
+@dataclass(frozen=True, slots=True)
+class ShardRecord:
+    """A closed shard, as listed in manifest.json."""
+
+    path: str
+    unit_size: int
+    samples: int
+    bytes: int
+    sha256: str
+
+
+class UnitShardWriter:
+    """Appends padded records of one unit size, opening and closing shards by sample count."""
+
+    def __init__(
+        self,
+        unit_path: Path,
+        unit_size: int,
+        samples_per_shard: int,
+        log: Callable[[str], None],
+    ) -> None:
+        self.unit_path = unit_path
+        self.unit_size = unit_size
+        self.samples_per_shard = samples_per_shard
+        self.samples = 0
+        self.closed: list[ShardRecord] = []
+        self._log = log
+        self._handle: BinaryIO | None = None
+        self._hash = hashlib.sha256()
+        self._in_shard = 0
+        self._bytes = 0
+
+    def write(self, rows: np.ndarray) -> None:
+        """Append records (a 2-D array of width ``unit_size``), splitting them across shards."""
+        start = 0
+        while start < len(rows):
+            if self._handle is None:
+                self._open()
+            take = min(self.samples_per_shard - self._in_shard, len(rows) - start)
+            data = rows[start : start + take].tobytes()
+            self._handle.write(data)
+            self._hash.update(data)
+            self._in_shard += take
+            self._bytes += len(data)
+            self.samples += take
+            start += take
+            if self._in_shard == self.samples_per_shard:
+                self._close()
+
+    def finish(self) -> list[ShardRecord]:
+        """Close the last, possibly short, shard and return every shard written."""
+        if self._handle is not None:
+            self._close()
+        return self.closed
+
+    def abort(self) -> None:
+        """Close the open file without recording it (the build failed)."""
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+    def _open(self) -> None:
+        self._handle = open(self.unit_path / shard_name(len(self.closed)), "xb")  # noqa: SIM115
+        self._hash = hashlib.sha256()
+        self._in_shard = 0
+        self._bytes = 0
+
+    def _close(self) -> None:
+        assert self._handle is not None  # noqa: S101 - only called with an open shard
+        self._handle.close()
+        self._handle = None
+        number = len(self.closed)
+        self.closed.append(
+            ShardRecord(
+                path=f"{unit_dir_name(self.unit_size)}/{shard_name(number)}",
+                unit_size=self.unit_size,
+                samples=self._in_shard,
+                bytes=self._bytes,
+                sha256=self._hash.hexdigest(),
+            )
+        )
+        self._log(
+            f"[unit-build] shard={number:06d} samples={self._in_shard} "
+            f"bytes={self._bytes / _MIB:.1f} MiB unit={self.unit_size}"
+        )
+        if self._bytes > RECOMMENDED_SHARD_BYTES:
+            self._log(
+                f"[unit-build:warning] shard={number:06d} size={self._bytes / _MIB:.1f} MiB "
+                f"exceeds recommended {RECOMMENDED_SHARD_BYTES // _MIB} MiB.\n"
+                "Build continues because sharding is controlled by samples_per_shard."
+            )
