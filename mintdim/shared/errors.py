@@ -1416,6 +1416,7 @@ class SourceValidationError(MintDimError, ValueError):
 
     ``key`` is the full key (``source.fields[1]``); ``problem`` is "not_list" (got = type
     name), "empty", "not_string" (got = type name) or "duplicate_field" (got = the field).
+    A key outside ``source`` (e.g. ``output.dir``) is rendered without the source rules.
     """
 
     key: str
@@ -1458,31 +1459,36 @@ class SourceValidationError(MintDimError, ValueError):
         problem_en, fix_en, problem_vi, fix_vi = (
             text.format(key=self.key, got=self.got) for text in self._PROBLEMS[self.problem]
         )
+        # The rules describe source.*; other keys (such as output.dir) get no Rules section
+        # rather than rules that do not apply to them.
+        is_source = self.key.startswith("source")
         if lang == "en":
+            rules = _section(
+                "Rules",
+                "- files: list of path strings",
+                "- fields: list of lists of field-name strings",
+                "- templates: list of strings",
+            )
             return _compose(
                 "SourceValidationError",
-                "Invalid source declaration.",
+                "Invalid source declaration." if is_source else "Invalid declaration.",
                 _section("Key", self.key),
                 _section("Problem", problem_en),
-                _section(
-                    "Rules",
-                    "- files: list of path strings",
-                    "- fields: list of lists of field-name strings",
-                    "- templates: list of strings",
-                ),
+                rules if is_source else None,
                 _section("Fix", fix_en),
             )
+        rules = _section(
+            "Quy tắc",
+            "- files: list các đường dẫn dạng string",
+            "- fields: list các list tên field dạng string",
+            "- templates: list các string",
+        )
         return _compose(
             "SourceValidationError",
-            "Khai báo source không hợp lệ.",
+            "Khai báo source không hợp lệ." if is_source else "Khai báo không hợp lệ.",
             _section("Key", self.key),
             _section("Vấn đề", problem_vi),
-            _section(
-                "Quy tắc",
-                "- files: list các đường dẫn dạng string",
-                "- fields: list các list tên field dạng string",
-                "- templates: list các string",
-            ),
+            rules if is_source else None,
             _section("Cách sửa", fix_vi),
         )
 

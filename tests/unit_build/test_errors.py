@@ -1175,6 +1175,16 @@ def test_source_validation_error(key, problem, got, problem_en, problem_vi):
     assert key in body(en, "Fix")[0]
 
 
+def test_source_validation_error_outside_source_has_no_source_rules():
+    err = SourceValidationError(key="output.dir[1]", problem="not_string", got="int")
+    en, vi = err.message("en"), err.message("vi")
+    assert en.splitlines()[:2] == ["SourceValidationError:", "Invalid declaration."]
+    assert vi.splitlines()[:2] == ["SourceValidationError:", "Khai báo không hợp lệ."]
+    assert headers(en) == ["Key", "Problem", "Fix"]
+    assert headers(vi) == ["Key", "Vấn đề", "Cách sửa"]
+    assert body(en, "Problem") == ["output.dir[1] must be a string, got int"]
+
+
 def test_run_option_error():
     err = RunOptionError(option="workers", value=0, rule="positive_int")
     en, vi = err.message("en"), err.message("vi")
