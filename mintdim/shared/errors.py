@@ -44,6 +44,7 @@ __all__ = [
     "TemplateSyntaxError",
     "TemplateTokenizerError",
     "TokenDTypeValidationError",
+    "TokenizerEncodeError",
     "TokenizerLoadError",
     "TokenizerMappingError",
     "TokenizerSpecialTokenError",
@@ -1313,6 +1314,45 @@ class TokenizerLoadError(MintDimError, ValueError):
         )
 
 
+class TokenizerEncodeError(MintDimError, RuntimeError):
+    """Raised when the tokenizer library fails while encoding one sample's rendered text."""
+
+    file: str
+    line: int
+    path: str
+    detail: str
+
+    def __init__(self, *, file: str, line: int, path: str, detail: str) -> None:
+        super().__init__(file=file, line=line, path=path, detail=detail)
+
+    def _render(self, lang: str) -> str:
+        if lang == "en":
+            return _compose(
+                "TokenizerEncodeError",
+                "Tokenizer library failed to encode a sample.",
+                _section("Sample", format_location(self.file, self.line)),
+                _section("Tokenizer", self.path),
+                _section("Library error", self.detail),
+                _section(
+                    "Fix",
+                    "check this sample's text, or use a tokenizer that can encode it; "
+                    "MintDim never skips or truncates a sample",
+                ),
+            )
+        return _compose(
+            "TokenizerEncodeError",
+            "Thư viện tokenizer không tokenize được một mẫu.",
+            _section("Mẫu", format_location(self.file, self.line)),
+            _section("Tokenizer", self.path),
+            _section("Lỗi thư viện", self.detail),
+            _section(
+                "Cách sửa",
+                "kiểm tra nội dung mẫu này, hoặc dùng tokenizer tokenize được nó; "
+                "MintDim không bao giờ bỏ qua hay cắt bớt mẫu",
+            ),
+        )
+
+
 class UnknownPipelineError(MintDimError, ValueError):
     """Raised by ``pipeline(name)`` when no pipeline is registered under ``name``."""
 
@@ -1634,6 +1674,7 @@ _ERROR_CLASSES: tuple[type[MintDimError], ...] = (
     TemplateSyntaxError,
     FieldValueTypeError,
     TokenizerLoadError,
+    TokenizerEncodeError,
     UnknownPipelineError,
     OutputConflictError,
     SourceValidationError,

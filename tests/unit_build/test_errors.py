@@ -33,6 +33,7 @@ from mintdim.shared.errors import (
     TemplateSyntaxError,
     TemplateTokenizerError,
     TokenDTypeValidationError,
+    TokenizerEncodeError,
     TokenizerLoadError,
     TokenizerMappingError,
     TokenizerSpecialTokenError,
@@ -1089,6 +1090,29 @@ def test_tokenizer_load_error():
     assert "tokenizers.Tokenizer.from_file" in body(en, "Fix")[0]
 
 
+def test_tokenizer_encode_error():
+    err = TokenizerEncodeError(
+        file="./data/alpaca.jsonl",
+        line=18291,
+        path="./tokenizer/tokenizer.json",
+        detail="stack overflow",
+    )
+    en, vi = err.message("en"), err.message("vi")
+    assert en.splitlines()[:2] == [
+        "TokenizerEncodeError:",
+        "Tokenizer library failed to encode a sample.",
+    ]
+    assert vi.splitlines()[:2] == [
+        "TokenizerEncodeError:",
+        "Thư viện tokenizer không tokenize được một mẫu.",
+    ]
+    assert headers(en) == ["Sample", "Tokenizer", "Library error", "Fix"]
+    assert headers(vi) == ["Mẫu", "Tokenizer", "Lỗi thư viện", "Cách sửa"]
+    assert body(en, "Sample") == ["./data/alpaca.jsonl:18291"]
+    assert body(vi, "Lỗi thư viện") == ["stack overflow"]
+    assert (err.file, err.line) == ("./data/alpaca.jsonl", 18291)
+
+
 def test_unknown_pipeline_error():
     err = UnknownPipelineError(name="foo", registered=["unit-build"])
     en, vi = err.message("en"), err.message("vi")
@@ -1346,6 +1370,9 @@ def one_of_each() -> list[MintDimError]:
         TokenizerLoadError(
             path="./tokenizer/tokenizer.model", method="sentencepiece", detail="corrupt"
         ),
+        TokenizerEncodeError(
+            file="./data/a.jsonl", line=9, path="./tokenizer/tokenizer.json", detail="boom"
+        ),
         UnknownPipelineError(name="foo", registered=["unit-build"]),
         OutputConflictError(
             directory="./out",
@@ -1375,7 +1402,7 @@ def test_error_classes_are_every_subclass_in_the_module():
         if isinstance(value, type) and issubclass(value, MintDimError) and value is not MintDimError
     }
     assert set(error_classes()) == defined
-    assert len(error_classes()) == 27
+    assert len(error_classes()) == 28
 
 
 def test_all_names_every_public_name():

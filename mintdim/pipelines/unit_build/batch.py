@@ -19,7 +19,7 @@ from mintdim.pipelines.unit_build.contracts import BuildPlan, TokenizerSpec
 from mintdim.pipelines.unit_build.source.jsonl import RawBatch, parse_lines
 from mintdim.pipelines.unit_build.tokenizer import Encoder, load_encoder
 from mintdim.pipelines.unit_build.units.planner import assign_units, first_overflow, padded_rows
-from mintdim.shared.errors import MintDimError, UnitOverflowError
+from mintdim.shared.errors import MintDimError, TokenizerEncodeError, UnitOverflowError
 
 __all__ = ["BatchEncoder", "EncodedBatch"]
 
@@ -80,7 +80,7 @@ class BatchEncoder:
         output = self.plan.outputs[file.output_index]
         encoder = self._encoder(file.tokenizer)
         parsed = parse_lines(raw, file)
-        flat, lengths = encoder.encode_batch(parsed.texts)
+        flat, lengths = _encode(encoder, parsed.texts, parsed.line_numbers, file.path)
         sizes = np.asarray(file.sizes, dtype=np.int64)
         units = assign_units(lengths, sizes)
         error = parsed.error
@@ -136,6 +136,24 @@ class BatchEncoder:
             unk_tokens=unk_tokens,
             error=error,
         )
+
+
+def _encode(
+    encoder: Encoder, texts: list[str], lines: list[int], file: str
+) -> tuple[np.ndarray, np.ndarray]:
+    try:
+        return encoder.encode_batch(texts)
+    except Exception as err:  # the libraries raise bare exceptions; name the sample instead
+        for text, line in zip(texts, lines, strict=True):
+            try:
+                encoder.encode(text)
+            except Exception as single:
+                raise TokenizerEncodeError(
+                    file=file, line=line, path=encoder.spec.path, detail=str(single)
+                ) from single
+        raise TokenizerEncodeError(
+            file=file, line=lines[0], path=encoder.spec.path, detail=str(err)
+        ) from err
 
 
 def _unk_parts(

@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import closing
 
 from tqdm import tqdm
 
@@ -50,12 +51,14 @@ def run_build(
         for output in outputs:
             output.create()
         encoder = BatchEncoder(plan, encoders)
-        for batch in encode_in_order(encoder, _all_batches(plan), workers):
-            outputs[plan.files[batch.file_index].output_index].write(batch)
-            if bar is not None:
-                bar.advance(batch.sample_count, int(batch.token_counts.sum()))
-            if batch.error is not None:
-                raise batch.error
+        # closing(): on any error the workers stop now, not when the traceback is collected.
+        with closing(encode_in_order(encoder, _all_batches(plan), workers)) as encoded:
+            for batch in encoded:
+                outputs[plan.files[batch.file_index].output_index].write(batch)
+                if bar is not None:
+                    bar.advance(batch.sample_count, int(batch.token_counts.sum()))
+                if batch.error is not None:
+                    raise batch.error
         results = tuple(OutputResult(o.plan.path, o.finish()) for o in outputs)
     except KeyboardInterrupt:
         _fail(outputs, BuildInterruptedError())

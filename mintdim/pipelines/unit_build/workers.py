@@ -26,7 +26,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 from mintdim.pipelines.unit_build.batch import BatchEncoder, EncodedBatch
 from mintdim.pipelines.unit_build.source.jsonl import RawBatch
-from mintdim.shared.errors import WorkerError
+from mintdim.shared.errors import MintDimError, WorkerError
 
 __all__ = ["encode_in_order"]
 
@@ -79,6 +79,9 @@ def _result(future: Future[EncodedBatch]) -> EncodedBatch:
         return future.result()
     except BrokenProcessPool as err:
         raise WorkerError(detail=f"a worker process ended abruptly ({err})") from None
+    except MintDimError as err:
+        # The message already names file and line; the pool's remote traceback adds only noise.
+        raise err from None
 
 
 def _stop(pool: ProcessPoolExecutor, pending: deque[Future[EncodedBatch]]) -> None:
