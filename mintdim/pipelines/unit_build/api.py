@@ -100,7 +100,12 @@ class _OutputStep:
 
 def _workers(workers: int | None) -> int:
     if workers is None:
-        return os.cpu_count() or 1
+        # The cores this process may run on (a container or taskset may allow fewer than exist).
+        return (
+            len(os.sched_getaffinity(0))
+            if hasattr(os, "sched_getaffinity")
+            else os.cpu_count() or 1
+        )
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise RunOptionError(option="workers", value=workers, rule="positive_int")
     return workers

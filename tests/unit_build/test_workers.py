@@ -1,0 +1,157 @@
+"""Worker processes: Ctrl-C, a killed worker and a tokenizer failure end the build cleanly.
+
+Each case checks what a user relies on: the real error reaches them (not a pool traceback), every
+unit directory says the build failed, no manifest exists, and no worker process is left behind.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+
+from mintdim import TokenizerEncodeError, pipeline
+from mintdim.pipelines.unit_build.tokenizer.hf_json import HFJsonEncoder
+from tests.conftest import training_text
+
+REPO = Path(__file__).resolve().parents[2]
+SIZES = [64, 128, 256, 512, 2048]
+
+
+def _write_jsonl(path: Path, count: int) -> Path:
+    lines = training_text(lines=count, seed=3)
+    with open(path, "wb") as handle:
+        for i, text in enumerate(lines):
+            handle.write(orjson.dumps({"text": f"{text} {i} " + text * 6}) + b"\n")
+    return path
+
+
+def _children(pid: int) -> list[int]:
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(p) for p in path.read_text().split()] if path.exists() else []
+
+
+def _alive(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "State:\tZ" not in status
+
+
+def _start_build(tmp_path: Path, hf_json: Path, samples: int) -> tuple[subprocess.Popen, Path]:
+    data = _write_jsonl(tmp_path / "data.jsonl", samples)
+    out = tmp_path / "out"
+    script = textwrap.dedent(
+        f"""
+        from mintdim import pipeline
+        (pipeline("unit-build")
+            .source.jsonl(files=[{str(data)!r}], fields=[["text"]], templates=["{{text}}"])
+            .tokenizer.hf_json({{"path": {str(hf_json)!r}}})
+            .units(sizes=[{SIZES!r}], build_batch=[64])
+            .output.dir({str(out)!r}, samples_per_shard=[1000])
+            .run(workers=2, progress=False))
+        """
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-c", script],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    return process, out
+
+
+def _wait_for_workers(process: subprocess.Popen, out: Path) -> list[int]:
+    """Worker pids, once the build has written its first shard rows."""
+    deadline = time.monotonic() + 60
+    index = out / "sample_index.jsonl"
+    while time.monotonic() < deadline:
+        workers = _children(process.pid)
+        if len(workers) == 2 and index.exists() and index.stat().st_size > 0:
+            return workers
+        if process.poll() is not None:
+            pytest.fail(f"build ended before it could be interrupted:\n{process.stderr.read()}")
+        time.sleep(0.02)
+    pytest.fail("build did not start in time")
+
+
+def _assert_failed_cleanly(out: Path, workers: list[int], error_name: str) -> None:
+    assert not (out / "manifest.json").exists()
+    for size in SIZES:
+        marker = out / f"unit_{size}" / "UNIT_BUILD_FAILED.md"
+        text = marker.read_text(encoding="utf-8")
+        assert f"{error_name}:" in text
+        assert "# Build unit thất bại" in text
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [pid for pid in workers if _alive(pid)], "worker processes were left behind"
+
+
+def test_ctrl_c_stops_every_worker_and_marks_the_build_failed(tmp_path, hf_json):
+    process, out = _start_build(tmp_path, hf_json, samples=60000)
+    workers = _wait_for_workers(process, out)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode != 0
+    assert "KeyboardInterrupt" in stderr
+    assert "concurrent.futures" not in stderr
+    _assert_failed_cleanly(out, workers, "BuildInterruptedError")
+
+
+def test_a_killed_worker_becomes_a_worker_error(tmp_path, hf_json):
+    process, out = _start_build(tmp_path, hf_json, samples=60000)
+    workers = _wait_for_workers(process, out)
+    os.kill(workers[0], signal.SIGKILL)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode != 0
+    assert "mintdim.shared.errors.WorkerError: WorkerError:" in stderr
+    _assert_failed_cleanly(out, workers, "WorkerError")
+
+
+def test_tokenizer_failure_inside_a_worker_names_the_sample(tmp_path, hf_json, monkeypatch):
+    # Forked workers inherit this patch: the library "fails" on one sample's text.
+    real_batch, real_one = HFJsonEncoder.encode_batch, HFJsonEncoder.encode
+
+    def refuse(text: str) -> None:
+        if "poison" in text:
+            raise RuntimeError("library refused this text")
+
+    def encode_batch(self, texts):
+        for text in texts:
+            refuse(text)
+        return real_batch(self, texts)
+
+    def encode(self, text):
+        refuse(text)
+        return real_one(self, text)
+
+    monkeypatch.setattr(HFJsonEncoder, "encode_batch", encode_batch)
+    monkeypatch.setattr(HFJsonEncoder, "encode", encode)
+    data = tmp_path / "data.jsonl"
+    rows = [{"text": f"sample number {i}"} for i in range(40)]
+    rows[25]["text"] = "a poison sample"
+    data.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
+    job = (
+        pipeline("unit-build")
+        .source.jsonl(files=[str(data)], fields=[["text"]], templates=["{text}"])
+        .tokenizer.hf_json({"path": str(hf_json)})
+        .units(sizes=[[8, 64]], build_batch=[4])
+        .output.dir(str(tmp_path / "out"), samples_per_shard=[10])
+    )
+    with pytest.raises(TokenizerEncodeError) as caught:
+        job.run(workers=2, progress=False)
+    assert (caught.value.file, caught.value.line) == (str(data), 26)
+    assert caught.value.detail == "library refused this text"
+    assert caught.value.__cause__ is None
+    assert not (tmp_path / "out" / "manifest.json").exists()
+    assert (tmp_path / "out" / "unit_8" / "UNIT_BUILD_FAILED.md").exists()
