@@ -24,7 +24,7 @@ from mintdim.pipelines.unit_build.output.duplicate_index import DuplicateTracker
 from mintdim.pipelines.unit_build.output.sample_index import SampleIndexWriter
 from mintdim.pipelines.unit_build.output.unk_index import UnkIndexWriter
 from mintdim.pipelines.unit_build.units.shard_writer import UnitShardWriter, unit_dir_name
-from mintdim.shared.errors import MintDimError
+from mintdim.shared.errors import MintDimError, OutputValidationError
 
 __all__ = ["EMPTY_UNIT", "UNIT_BUILD_FAILED", "OutputDirectory"]
 
@@ -49,15 +49,20 @@ class OutputDirectory:
 
     def create(self) -> None:
         """Create the directory (validated absent or empty), its unit folders and index files."""
-        self.path.mkdir(parents=True, exist_ok=True)
-        for size in self.plan.sizes:
-            unit_path = self.path / unit_dir_name(size)
-            unit_path.mkdir()
-            self._units.append(
-                UnitShardWriter(unit_path, size, self.plan.samples_per_shard, self._log)
-            )
-        self._samples = SampleIndexWriter(self.path)
-        self._unks = UnkIndexWriter(self.path)
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            for size in self.plan.sizes:
+                unit_path = self.path / unit_dir_name(size)
+                unit_path.mkdir()
+                self._units.append(
+                    UnitShardWriter(unit_path, size, self.plan.samples_per_shard, self._log)
+                )
+            self._samples = SampleIndexWriter(self.path)
+            self._unks = UnkIndexWriter(self.path)
+        except OSError as err:
+            raise OutputValidationError(
+                directory=self.plan.path, problem="cannot_create", detail=str(err)
+            ) from err
 
     def write(self, batch: EncodedBatch) -> None:
         """Append one batch: shard records, index lines, digests and counts."""
