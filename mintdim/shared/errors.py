@@ -613,97 +613,66 @@ class TokenizerSpecialTokenError(MintDimError, ValueError):
         )
 
 
-class TokenizerMappingError(MintDimError, ValueError):
+class _MappingError(MintDimError, ValueError):
+    """A per-file list with neither 1 nor N entries; subclasses only name the list (catalogue 7-9, 12, 13)."""
+
+    file_count: int
+    got: int
+
+    _NOUN_EN: ClassVar[tuple[str, str]]
+    """Singular and plural noun of the English "Received ..." sentence."""
+    _NOUN_VI: ClassVar[str]
+    _SUPPORTS_EN: ClassVar[tuple[str, str]]
+    _SUPPORTS_VI: ClassVar[tuple[str, str]]
+
+    def __init__(self, *, file_count: int, got: int, **extra: object) -> None:
+        super().__init__(file_count=file_count, got=got, **extra)
+
+    def _extra_sections(self) -> tuple[str, ...]:
+        return ()
+
+    def _render(self, lang: str) -> str:
+        name = type(self).__name__
+        if lang == "en":
+            return _compose(
+                name,
+                _received_en(self.file_count, self.got, *self._NOUN_EN) + ".",
+                _section("MintDim supports", *(f"- {line}" for line in self._SUPPORTS_EN)),
+                *self._extra_sections(),
+            )
+        return _compose(
+            name,
+            _received_vi(self.file_count, self.got, self._NOUN_VI) + ".",
+            _section("MintDim hỗ trợ", *(f"- {line}" for line in self._SUPPORTS_VI)),
+            *self._extra_sections(),
+        )
+
+
+class TokenizerMappingError(_MappingError):
     """Raised when the number of tokenizers is neither 1 nor the number of files."""
 
-    file_count: int
-    got: int
-
-    def __init__(self, *, file_count: int, got: int) -> None:
-        super().__init__(file_count=file_count, got=got)
-
-    def _render(self, lang: str) -> str:
-        if lang == "en":
-            return _compose(
-                "TokenizerMappingError",
-                _received_en(self.file_count, self.got, "tokenizer", "tokenizers") + ".",
-                _section(
-                    "MintDim supports",
-                    "- 1 tokenizer shared across all files",
-                    "- N tokenizers for N files",
-                ),
-            )
-        return _compose(
-            "TokenizerMappingError",
-            _received_vi(self.file_count, self.got, "tokenizer") + ".",
-            _section(
-                "MintDim hỗ trợ",
-                "- 1 tokenizer dùng chung cho tất cả file",
-                "- N tokenizer cho N file",
-            ),
-        )
+    _NOUN_EN = ("tokenizer", "tokenizers")
+    _NOUN_VI = "tokenizer"
+    _SUPPORTS_EN = ("1 tokenizer shared across all files", "N tokenizers for N files")
+    _SUPPORTS_VI = ("1 tokenizer dùng chung cho tất cả file", "N tokenizer cho N file")
 
 
-class FieldMappingError(MintDimError, ValueError):
+class FieldMappingError(_MappingError):
     """Raised when the number of field lists is neither 1 nor the number of files."""
 
-    file_count: int
-    got: int
-
-    def __init__(self, *, file_count: int, got: int) -> None:
-        super().__init__(file_count=file_count, got=got)
-
-    def _render(self, lang: str) -> str:
-        if lang == "en":
-            return _compose(
-                "FieldMappingError",
-                _received_en(self.file_count, self.got, "field config", "field configs") + ".",
-                _section(
-                    "MintDim supports",
-                    "- 1 field config shared across all files",
-                    "- N field configs for N files",
-                ),
-            )
-        return _compose(
-            "FieldMappingError",
-            _received_vi(self.file_count, self.got, "cấu hình fields") + ".",
-            _section(
-                "MintDim hỗ trợ",
-                "- 1 fields dùng chung cho tất cả file",
-                "- N fields cho N file",
-            ),
-        )
+    _NOUN_EN = ("field config", "field configs")
+    _NOUN_VI = "cấu hình fields"
+    _SUPPORTS_EN = ("1 field config shared across all files", "N field configs for N files")
+    _SUPPORTS_VI = ("1 fields dùng chung cho tất cả file", "N fields cho N file")
 
 
-class TemplateMappingError(MintDimError, ValueError):
+class TemplateMappingError(_MappingError):
     """Raised when the number of templates is neither 1 nor the number of files."""
 
-    file_count: int
-    got: int
-
-    def __init__(self, *, file_count: int, got: int) -> None:
-        super().__init__(file_count=file_count, got=got)
-
-    def _render(self, lang: str) -> str:
-        if lang == "en":
-            return _compose(
-                "TemplateMappingError",
-                _received_en(self.file_count, self.got, "template", "templates") + ".",
-                _section(
-                    "MintDim supports",
-                    "- 1 template shared across all files",
-                    "- N templates for N files",
-                ),
-            )
-        return _compose(
-            "TemplateMappingError",
-            _received_vi(self.file_count, self.got, "template") + ".",
-            _section(
-                "MintDim hỗ trợ",
-                "- 1 template dùng chung cho tất cả file",
-                "- N template cho N file",
-            ),
-        )
+    _NOUN_EN = ("template", "templates")
+    _NOUN_VI = "template"
+    _SUPPORTS_EN = ("1 template shared across all files", "N templates for N files")
+    _SUPPORTS_VI = ("1 template dùng chung cho tất cả file", "N template cho N file")
 
 
 class TemplateFieldMismatchError(MintDimError, ValueError):
@@ -811,69 +780,31 @@ class TemplateTokenizerError(MintDimError, ValueError):
         )
 
 
-class UnitMappingError(MintDimError, ValueError):
+class UnitMappingError(_MappingError):
     """Raised when units.sizes or units.build_batch has neither 1 nor N entries."""
 
-    file_count: int
-    got: int
     key: str
+
+    _NOUN_EN = ("unit config", "unit configs")
+    _NOUN_VI = "unit config"
+    _SUPPORTS_EN = ("1 unit config shared across all files", "N unit configs for N input files")
+    _SUPPORTS_VI = ("1 unit config dùng chung cho tất cả file", "N unit config cho N file")
 
     def __init__(self, *, file_count: int, got: int, key: str) -> None:
         _check_code("units key", key, ("sizes", "build_batch"))
         super().__init__(file_count=file_count, got=got, key=key)
 
-    def _render(self, lang: str) -> str:
-        if lang == "en":
-            return _compose(
-                "UnitMappingError",
-                _received_en(self.file_count, self.got, "unit config", "unit configs") + ".",
-                _section(
-                    "MintDim supports",
-                    "- 1 unit config shared across all files",
-                    "- N unit configs for N input files",
-                ),
-                _section("Key", f"units.{self.key}"),
-            )
-        return _compose(
-            "UnitMappingError",
-            _received_vi(self.file_count, self.got, "unit config") + ".",
-            _section(
-                "MintDim hỗ trợ",
-                "- 1 unit config dùng chung cho tất cả file",
-                "- N unit config cho N file",
-            ),
-            _section("Key", f"units.{self.key}"),
-        )
+    def _extra_sections(self) -> tuple[str, ...]:
+        return (_section("Key", f"units.{self.key}"),)
 
 
-class OutputMappingError(MintDimError, ValueError):
+class OutputMappingError(_MappingError):
     """Raised when the number of output directories is neither 1 nor the number of files."""
 
-    file_count: int
-    got: int
-
-    def __init__(self, *, file_count: int, got: int) -> None:
-        super().__init__(file_count=file_count, got=got)
-
-    def _render(self, lang: str) -> str:
-        if lang == "en":
-            sentence = _received_en(
-                self.file_count, self.got, "output directory", "output directories"
-            )
-            return _compose(
-                "OutputMappingError",
-                sentence + ".",
-                _section(
-                    "MintDim supports",
-                    "- 1 shared output directory",
-                    "- N output directories for N input files",
-                ),
-            )
-        return _compose(
-            "OutputMappingError",
-            _received_vi(self.file_count, self.got, "thư mục output") + ".",
-            _section("MintDim hỗ trợ", "- 1 output dùng chung", "- N output cho N file"),
-        )
+    _NOUN_EN = ("output directory", "output directories")
+    _NOUN_VI = "thư mục output"
+    _SUPPORTS_EN = ("1 shared output directory", "N output directories for N input files")
+    _SUPPORTS_VI = ("1 output dùng chung", "N output cho N file")
 
 
 class UnitValidationError(MintDimError, ValueError):
