@@ -1,0 +1,11 @@
+"""``python -m mintdim.run``: build token shards from a Hydra-composed config (see README).
+
+The same app is installed as the ``mintdim-run`` console script, which shell completion needs.
+"""
+
+from mintdim.runner.app import main
+
+__all__ = ["main"]
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,261 @@
+"""The Hydra app behind ``python -m mintdim.run`` and the ``mintdim-run`` console script.
+
+``main()`` runs Hydra with MintDim's ``conf/``; each job calls :func:`run_job`, which checks the
+config against the schema, translates it into the fluent API (``mintdim.runner.translate``),
+runs the build and returns its padding summary. Errors are reported compactly: a MintDim error
+prints its message (in the language of ``lang=`` / ``MINTDIM_LANG``), a Hydra config error prints
+Hydra's message plus a line saying what is valid, and neither prints a traceback unless
+``HYDRA_FULL_ERROR=1`` or ``MINTDIM_FULL_ERROR=1`` is set.
+
+Exit codes: 0 success, 1 the build (or a sweep job) failed, 2 a configuration error found
+before any work, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from hydra.errors import CompactHydraException, MissingConfigException, OverrideParseException
+from hydra.types import RunMode
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from mintdim import BuildInterruptedError, MintDimError, set_language
+from mintdim.runner.callbacks import finish_pending_sweep
+from mintdim.runner.confdir import config_dir
+from mintdim.runner.demo import register_resolvers
+from mintdim.runner.errors import RunnerError, SweepOutputError, UnknownConfigKeyError
+from mintdim.runner.schema import MintDimConfig, field_help, node_schema, register_configs
+from mintdim.runner.schema import valid_keys as schema_keys
+from mintdim.runner.summary import build_summary, human_bytes
+from mintdim.runner.translate import fluent_arguments, job_from_arguments, run_options
+
+__all__ = ["check_known_keys", "main", "run_job"]
+
+log = logging.getLogger("mintdim")
+
+RESOLVED_CONFIG = "resolved_config.yaml"
+"""Written into each Hydra job directory: the config with every interpolation resolved."""
+
+# Both must happen before Hydra composes conf/ (at import, so joblib/Ray workers get them too).
+register_resolvers()
+register_configs()
+
+
+# ---------------------------------------------------------------------------
+# One job
+# ---------------------------------------------------------------------------
+
+
+def check_known_keys(cfg: DictConfig) -> None:
+    """Reject keys the schema does not define (``+units.foo=1`` gets past Hydra's own check)."""
+    unknown: dict[str, list[str]] = {}
+
+    def walk(node: DictConfig, schema: Any, prefix: str) -> None:
+        known = schema_keys(schema)
+        for key in node:
+            dotted = f"{prefix}{key}"
+            if key not in known:
+                unknown[dotted] = known
+                continue
+            child_schema = node_schema(dotted)
+            if schema_keys(child_schema) and OmegaConf.is_dict(node._get_node(key)):
+                walk(node[key], child_schema, f"{dotted}.")
+
+    with _no_struct(cfg):
+        top = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"])
+    walk(top, MintDimConfig, "")
+    if unknown:
+        raise UnknownConfigKeyError(unknown=unknown)
+
+
+class _no_struct:
+    def __init__(self, cfg: DictConfig) -> None:
+        self.cfg = cfg
+
+    def __enter__(self) -> None:
+        self.flag = OmegaConf.is_struct(self.cfg)
+        OmegaConf.set_struct(self.cfg, False)
+
+    def __exit__(self, *exc: object) -> None:
+        OmegaConf.set_struct(self.cfg, self.flag)
+
+
+def _claim(directories: list[str]) -> None:
+    """Create each output directory anew; an existing one fails the job (sweeps only)."""
+    for directory in dict.fromkeys(directories):
+        path = Path(directory)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.mkdir()
+        except FileExistsError:
+            raise SweepOutputError(directory=directory) from None
+
+
+def run_job(cfg: DictConfig) -> dict[str, Any]:
+    """Check, translate and run one composed config; return its padding summary."""
+    set_language(cfg.lang.value if cfg.get("lang") is not None else None)
+    check_known_keys(cfg)
+    arguments = fluent_arguments(cfg)
+    hydra_cfg = HydraConfig.get() if HydraConfig.initialized() else None
+    if hydra_cfg is not None:
+        job_dir = Path(hydra_cfg.runtime.output_dir)
+        job_dir.mkdir(parents=True, exist_ok=True)
+        (job_dir / RESOLVED_CONFIG).write_text(OmegaConf.to_yaml(cfg, resolve=True))
+        if hydra_cfg.mode == RunMode.MULTIRUN:
+            paths = arguments["output.dir"]["path"]
+            _claim([paths] if isinstance(paths, str) else list(paths or []))
+    result = job_from_arguments(arguments).run(**run_options(cfg))
+    summary = build_summary(result)
+    for out in summary["outputs"]:
+        log.info(
+            "built %s: %s samples, %s tokens in %s slots, %s pad tokens (padding %.2f%%), "
+            "%s shard(s), %s on disk",
+            out["path"],
+            f"{out['samples']:,}",
+            f"{out['tokens']:,}",
+            f"{out['slots']:,}",
+            f"{out['pad_tokens']:,}",
+            100 * out["padding_ratio"],
+            out["shard_count"],
+            human_bytes(out["bytes_on_disk"]),
+        )
+    return summary
+
+
+@hydra.main(version_base="1.3", config_path=config_dir(), config_name="config")
+def hydra_app(cfg: DictConfig) -> dict[str, Any]:
+    """The Hydra task: one build per job."""
+    return run_job(cfg)
+
+
+# ---------------------------------------------------------------------------
+# The command line
+# ---------------------------------------------------------------------------
+
+
+def _argv_language() -> str | None:
+    """``lang=xx`` from the command line (the last one), if it is a single valid value."""
+    chosen = None
+    for arg in sys.argv[1:]:
+        if arg.startswith("lang=") and arg[5:] in ("en", "vi"):
+            chosen = arg[5:]
+    return chosen
+
+
+def _lang() -> str:
+    from mintdim import get_language
+
+    return get_language()
+
+
+_HINTS = {
+    "keys": ("Valid keys in {node}: {keys}", "Các key hợp lệ trong {node}: {keys}"),
+    "field": ("{key}: {help}. Example: {example}", "{key}: {help}. Ví dụ: {example}"),
+    "group": (
+        "Valid options are listed above; add your own with --config-dir <dir> "
+        "(e.g. <dir>/{group}/mine.yaml, then {group}=mine).",
+        "Các lựa chọn hợp lệ được liệt kê ở trên; thêm lựa chọn riêng bằng --config-dir <dir> "
+        "(ví dụ <dir>/{group}/mine.yaml, rồi {group}=mine).",
+    ),
+    "syntax": (
+        "Overrides are key=value: e.g. units=small units.sizes=[[128,256]] "
+        "source.files=[./data/a.jsonl] workers=1 (see --help).",
+        "Override có dạng key=value: ví dụ units=small units.sizes=[[128,256]] "
+        "source.files=[./data/a.jsonl] workers=1 (xem --help).",
+    ),
+}
+
+
+def _hint(kind: str, lang: str, **values: str) -> str:
+    en, vi = _HINTS[kind]
+    return "MintDim: " + (vi if lang == "vi" else en).format(**values)
+
+
+def hint_lines(error: BaseException, lang: str) -> list[str]:
+    """What is valid, for a Hydra composition error: keys, a field's type, or the syntax."""
+    if isinstance(error, OverrideParseException):
+        return [_hint("syntax", lang)]
+    if isinstance(error, MissingConfigException):
+        group = (error.missing_cfg_file or "").split("/", 1)[0] or "<group>"
+        return [_hint("group", lang, group=group)]
+    cause = error.__cause__ if isinstance(error.__cause__, OmegaConfBaseException) else error
+    full_key = str(getattr(cause, "full_key", "") or "")
+    object_type = getattr(cause, "object_type", None)
+    message = str(cause)
+    lines = []
+    help_ = field_help(full_key) if full_key else None
+    if help_ is not None and "not in" not in message:
+        lines.append(
+            _hint(
+                "field",
+                lang,
+                key=full_key.split("[", 1)[0],
+                help=help_[lang],
+                example=help_["example"],
+            )
+        )
+    elif object_type is not None and schema_keys(object_type):
+        parent = full_key.rpartition(".")[0] if full_key else ""
+        node = parent or ("the top level" if lang == "en" else "cấp ngoài cùng")
+        lines.append(_hint("keys", lang, node=node, keys=", ".join(schema_keys(object_type))))
+    if not lines and isinstance(error, CompactHydraException):
+        lines.append(_hint("syntax", lang))
+    return lines
+
+
+def _report(error: BaseException) -> int:
+    """Print a compact report of ``error``; return the exit code."""
+    lang = _lang()
+    if isinstance(error, MintDimError):
+        print(error.message(lang), file=sys.stderr)
+        if isinstance(error, BuildInterruptedError):
+            return 130
+        return error.exit_code if isinstance(error, RunnerError) else 1
+    if isinstance(error, CompactHydraException):
+        print(str(error), file=sys.stderr)
+        if isinstance(error.__cause__, OmegaConfBaseException):
+            print(str(error.__cause__), file=sys.stderr)
+        for line in hint_lines(error, lang):
+            print(line, file=sys.stderr)
+        return 2
+    if isinstance(error, OmegaConfBaseException):
+        print(str(error), file=sys.stderr)
+        return 2
+    traceback.print_exception(error)
+    return 1
+
+
+def main() -> None:
+    """Run the app; report errors without a traceback (HYDRA_FULL_ERROR=1 shows it)."""
+    full_error = "1" in (os.environ.get("HYDRA_FULL_ERROR"), os.environ.get("MINTDIM_FULL_ERROR"))
+    argv_lang = _argv_language()
+    if argv_lang is not None:
+        set_language(argv_lang)
+    # With HYDRA_FULL_ERROR=1 Hydra re-raises instead of printing and exiting, so the error
+    # object reaches this function; it is then reported compactly unless the user asked for it.
+    previous = os.environ.get("HYDRA_FULL_ERROR")
+    os.environ["HYDRA_FULL_ERROR"] = "1"
+    try:
+        hydra_app()
+    except KeyboardInterrupt:
+        finish_pending_sweep()
+        print("Interrupted.", file=sys.stderr)
+        sys.exit(130)
+    except Exception as error:  # noqa: BLE001 - every error is reported, then the exit code
+        finish_pending_sweep()
+        if full_error:
+            raise
+        sys.exit(_report(error))
+    finally:
+        if previous is None:
+            os.environ.pop("HYDRA_FULL_ERROR", None)
+        else:
+            os.environ["HYDRA_FULL_ERROR"] = previous

@@ -1,0 +1,256 @@
+"""The typed schema of the runner's config (Hydra structured configs) and its help texts.
+
+``conf/config.yaml`` lists ``mintdim_schema`` first in its defaults, so every group file and
+every command-line override is merged into these dataclasses: an unknown key, a value of the
+wrong type or an unknown enum value fails while Hydra composes, before any work. Every list
+follows the Python API's rule: one entry shared by every input file, or one entry per file.
+"""
+
+from dataclasses import dataclass, field, fields, is_dataclass
+from enum import Enum
+from typing import Any, get_type_hints
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import MISSING
+
+__all__ = [
+    "SCHEMA_NAME",
+    "Lang",
+    "MintDimConfig",
+    "OutputConfig",
+    "SourceConfig",
+    "TokenizerConfig",
+    "TokenizerType",
+    "UnitsConfig",
+    "field_help",
+    "node_schema",
+    "register_configs",
+    "valid_keys",
+]
+
+SCHEMA_NAME = "mintdim_schema"
+"""ConfigStore name of :class:`MintDimConfig`; differs from every YAML name on purpose
+(Hydra's automatic schema matching by equal names is deprecated)."""
+
+
+class TokenizerType(Enum):
+    """Which fluent tokenizer step the runner calls."""
+
+    sentencepiece = "sentencepiece"
+    hf_json = "hf_json"
+
+
+class Lang(Enum):
+    """Language of MintDim's error messages."""
+
+    en = "en"
+    vi = "vi"
+
+
+def _help(en: str, vi: str, example: str) -> dict[str, str]:
+    return {"en": en, "vi": vi, "example": example}
+
+
+@dataclass
+class SourceConfig:
+    """``.source.jsonl(files=..., fields=..., templates=...)``."""
+
+    files: list[str] = field(
+        default=MISSING,
+        metadata=_help(
+            "list of JSONL paths, relative to the current directory",
+            "list đường dẫn file JSONL, tính từ thư mục hiện tại",
+            "source.files=[./data/a.jsonl,./data/b.jsonl]",
+        ),
+    )
+    fields: list[list[str]] = field(
+        default=MISSING,
+        metadata=_help(
+            "list of field-name lists: one shared by every file, or one per file",
+            "list các list tên field: một list dùng chung, hoặc mỗi file một list",
+            "source.fields=[[instruction,input,output]]",
+        ),
+    )
+    templates: list[str] = field(
+        default=MISSING,
+        metadata=_help(
+            "list of templates with {field} placeholders: one shared, or one per file",
+            "list template có placeholder {field}: một template dùng chung, hoặc mỗi file một",
+            "'source.templates=[\"{prompt}\\n{response}\"]'",
+        ),
+    )
+
+
+@dataclass
+class TokenizerConfig:
+    """``.tokenizer.<type>([{"path": p} for p in path])``."""
+
+    type: TokenizerType = field(
+        default=MISSING,
+        metadata=_help(
+            "sentencepiece (a .model file) or hf_json (a tokenizer.json file)",
+            "sentencepiece (file .model) hoặc hf_json (file tokenizer.json)",
+            "tokenizer.type=hf_json",
+        ),
+    )
+    path: list[str] = field(
+        default=MISSING,
+        metadata=_help(
+            "list of tokenizer file paths: one shared by every file, or one per file",
+            "list đường dẫn file tokenizer: một file dùng chung, hoặc mỗi file một",
+            "tokenizer.path=[./tokenizer/tokenizer.model]",
+        ),
+    )
+
+
+@dataclass
+class UnitsConfig:
+    """``.units(sizes=..., build_batch=...)``."""
+
+    sizes: list[list[int]] = field(
+        default=MISSING,
+        metadata=_help(
+            "list of ascending unit-size lists: one shared by every file, or one per file",
+            "list các list unit size tăng dần: một list dùng chung, hoặc mỗi file một list",
+            "units.sizes=[[128,192,256,320]]",
+        ),
+    )
+    build_batch: list[int] = field(
+        default=MISSING,
+        metadata=_help(
+            "list of samples per tokenizer batch: one shared, or one per file",
+            "list số mẫu mỗi batch tokenizer: một giá trị dùng chung, hoặc mỗi file một",
+            "units.build_batch=[4096]",
+        ),
+    )
+
+
+@dataclass
+class OutputConfig:
+    """``.output.dir(dir, samples_per_shard=...)``."""
+
+    dir: list[str] = field(
+        default=MISSING,
+        metadata=_help(
+            "list of output directories (new or empty): one shared, or one per file",
+            "list thư mục output (mới hoặc rỗng): một thư mục dùng chung, hoặc mỗi file một",
+            "output.dir=[./artifacts/units]",
+        ),
+    )
+    samples_per_shard: list[int] = field(
+        default=MISSING,
+        metadata=_help(
+            "list of records per shard file: one shared, or one per file",
+            "list số bản ghi mỗi file shard: một giá trị dùng chung, hoặc mỗi file một",
+            "output.samples_per_shard=[10000]",
+        ),
+    )
+
+
+@dataclass
+class MintDimConfig:
+    """The whole build config: four groups plus run options."""
+
+    source: SourceConfig = field(
+        default=MISSING,
+        metadata=_help(
+            "input files, their fields and templates (group: source=<option>)",
+            "file đầu vào, fields và template (group: source=<option>)",
+            "source=alpaca",
+        ),
+    )
+    tokenizer: TokenizerConfig = field(
+        default=MISSING,
+        metadata=_help(
+            "tokenizer type and file(s) (group: tokenizer=<option>)",
+            "loại tokenizer và file (group: tokenizer=<option>)",
+            "tokenizer=demo_hf_json",
+        ),
+    )
+    units: UnitsConfig = field(
+        default=MISSING,
+        metadata=_help(
+            "unit sizes and tokenizer batch size (group: units=<option>)",
+            "unit size và kích thước batch tokenizer (group: units=<option>)",
+            "units=small",
+        ),
+    )
+    output: OutputConfig = field(
+        default=MISSING,
+        metadata=_help(
+            "output directories and samples per shard (group: output=<option>)",
+            "thư mục output và số mẫu mỗi shard (group: output=<option>)",
+            "output=dir",
+        ),
+    )
+    workers: int | None = field(
+        default=None,
+        metadata=_help(
+            "build processes: a positive int, or null for every core",
+            "số process build: số nguyên dương, hoặc null để dùng mọi core",
+            "workers=1",
+        ),
+    )
+    progress: bool | None = field(
+        default=None,
+        metadata=_help(
+            "progress bar: true, false, or null (only when stderr is a terminal)",
+            "thanh tiến trình: true, false, hoặc null (chỉ khi stderr là terminal)",
+            "progress=false",
+        ),
+    )
+    lang: Lang | None = field(
+        default=None,
+        metadata=_help(
+            "language of MintDim's messages: en, vi, or null (MINTDIM_LANG, else en)",
+            "ngôn ngữ thông báo của MintDim: en, vi, hoặc null (MINTDIM_LANG, nếu không thì en)",
+            "lang=vi",
+        ),
+    )
+
+
+def register_configs() -> None:
+    """Store the schema in Hydra's ConfigStore (needed before composing ``conf/``)."""
+    ConfigStore.instance().store(name=SCHEMA_NAME, node=MintDimConfig)
+
+
+def node_schema(dotted: str) -> Any:
+    """The dataclass (or leaf type) at a dotted key, or None when the key is not in the schema.
+
+    List indexes in the key (``units.sizes[0]``) are ignored.
+    """
+    node: Any = MintDimConfig
+    for part in _parts(dotted):
+        if not is_dataclass(node):
+            return None
+        match = {f.name: f for f in fields(node)}.get(part)
+        if match is None:
+            return None
+        node = _resolve_type(node, part)
+    return node
+
+
+def valid_keys(node: Any) -> list[str]:
+    """The keys of a schema dataclass, in declaration order."""
+    return [f.name for f in fields(node)] if is_dataclass(node) else []
+
+
+def field_help(dotted: str) -> dict[str, str] | None:
+    """The help texts (``en``, ``vi``, ``example``) of the field at a dotted key, if any."""
+    parts = _parts(dotted)
+    if not parts:
+        return None
+    parent = node_schema(".".join(parts[:-1])) if len(parts) > 1 else MintDimConfig
+    if not is_dataclass(parent):
+        return None
+    match = {f.name: f for f in fields(parent)}.get(parts[-1])
+    return dict(match.metadata) if match is not None and match.metadata else None
+
+
+def _parts(dotted: str) -> list[str]:
+    cleaned = dotted.split("[", 1)[0] if "[" in dotted else dotted
+    return [p for p in cleaned.split(".") if p]
+
+
+def _resolve_type(parent: Any, name: str) -> Any:
+    return get_type_hints(parent)[name]

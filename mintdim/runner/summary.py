@@ -1,0 +1,151 @@
+"""Padding summaries: one build's figures, and the sweep table that ranks jobs by padding.
+
+A build summary is computed from the ``BuildResult`` that ``job.run()`` returns (the same numbers
+as each output's stats.json) plus the bytes the output directories take on disk. The sweep table
+(``sweep_summary.json`` / ``sweep_summary.md``) lists one row per job, least padding first, with
+failed jobs after the others. Both hold no timestamps and no absolute paths of the sweep, so the
+same sweep gives byte-identical summaries (``outputs_examples/`` relies on it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "build_summary",
+    "dir_bytes",
+    "dumps",
+    "error_headline",
+    "human_bytes",
+    "render_markdown",
+    "sweep_document",
+]
+
+_TOTALS = ("samples", "tokens", "slots", "pad_tokens", "shard_bytes", "bytes_on_disk")
+
+
+def dir_bytes(path: str | os.PathLike[str]) -> int:
+    """Total size of the regular files below ``path`` (0 when it does not exist)."""
+    root = Path(path)
+    return sum(p.stat().st_size for p in root.rglob("*") if p.is_file()) if root.is_dir() else 0
+
+
+def build_summary(result: Any) -> dict[str, Any]:
+    """Figures of one finished build: per output directory, then totals over all of them."""
+    outputs = []
+    for out in result.outputs:
+        stats = out.stats
+        outputs.append(
+            {
+                "path": out.path,
+                "sizes": sorted(int(size) for size in stats["unit_distribution"]),
+                "samples": stats["total_samples"],
+                "tokens": stats["total_tokens"],
+                "slots": stats["total_slots"],
+                "pad_tokens": stats["pad_tokens"],
+                "padding_ratio": stats["padding_ratio"],
+                "shard_count": stats["shard_count"],
+                "shard_bytes": stats["shard_bytes"],
+                "bytes_on_disk": dir_bytes(out.path),
+                "samples_with_unk": stats["samples_with_unk"],
+                "duplicate_samples": stats["duplicate_samples"],
+            }
+        )
+    totals = {key: sum(o[key] for o in outputs) for key in _TOTALS}
+    totals["padding_ratio"] = totals["pad_tokens"] / totals["slots"] if totals["slots"] else 0.0
+    return {"outputs": outputs, **totals}
+
+
+def error_headline(message: str) -> str:
+    """``"UnitOverflowError: Sample token length exceeds max unit size."`` from a full message."""
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    if len(lines) >= 2 and lines[0].endswith(":"):
+        return f"{lines[0]} {lines[1]}"
+    return lines[0] if lines else "error"
+
+
+def human_bytes(count: int) -> str:
+    """``"123.4 KiB"``: binary units, one decimal."""
+    value = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{int(value)} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _rank_key(row: dict[str, Any]) -> tuple[Any, ...]:
+    if row["status"] == "completed":
+        return (0, row["padding_ratio"], row["job"])
+    return (1, 0.0, row["job"])
+
+
+def sweep_document(rows: list[dict[str, Any]], finished: bool) -> dict[str, Any]:
+    """The content of sweep_summary.json: counts, the best job, and the ranked rows."""
+    ranked = sorted(rows, key=_rank_key)
+    done = [r for r in ranked if r["status"] == "completed"]
+    return {
+        "finished": finished,
+        "jobs_total": len(ranked),
+        "jobs_completed": len(done),
+        "jobs_failed": len(ranked) - len(done),
+        "least_padding_job": done[0]["job"] if done else None,
+        "jobs": ranked,
+    }
+
+
+def _cell(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(doc: dict[str, Any]) -> str:
+    """sweep_summary.md: a heading, one line of counts, and the ranked table."""
+    state = "finished" if doc["finished"] else "running"
+    lines = [
+        "# MintDim sweep summary",
+        "",
+        f"{doc['jobs_total']} jobs ({state}): {doc['jobs_completed']} completed, "
+        f"{doc['jobs_failed']} failed. Ranked from least padding.",
+        "",
+        "| rank | job | overrides | sizes | samples | tokens | total slots | pad tokens "
+        "| padding ratio | bytes on disk | output |",
+        "|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for rank, row in enumerate(doc["jobs"], start=1):
+        overrides = " ".join(row["overrides"]) or "(defaults)"
+        if row["status"] != "completed":
+            lines.append(
+                f"| - | {row['job']} | {_cell(overrides)} | FAILED: {_cell(row['error_headline'])} "
+                "| | | | | | | |"
+            )
+            continue
+        sizes = " / ".join(",".join(str(s) for s in sizes) for sizes in row["sizes"])
+        lines.append(
+            "| "
+            + " | ".join(
+                _cell(c)
+                for c in (
+                    rank,
+                    row["job"],
+                    overrides,
+                    sizes,
+                    f"{row['samples']:,}",
+                    f"{row['tokens']:,}",
+                    f"{row['slots']:,}",
+                    f"{row['pad_tokens']:,}",
+                    f"{row['padding_ratio']:.2%}",
+                    human_bytes(row["bytes_on_disk"]),
+                    " ; ".join(row["outputs"]),
+                )
+            )
+            + " |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def dumps(doc: dict[str, Any]) -> str:
+    """Deterministic JSON text for sweep_summary.json."""
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

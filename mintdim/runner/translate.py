@@ -1,0 +1,120 @@
+"""Config -> fluent API: the only place that maps the runner's config onto ``pipeline(...)`` calls.
+
+The composed config is turned into plain Python values (lists stay lists, exactly as written)
+and handed to the public fluent API, step by step::
+
+    pipeline("unit-build")
+      .source.jsonl(files=source.files, fields=source.fields, templates=source.templates)
+      .tokenizer.<tokenizer.type>([{"path": p} for p in tokenizer.path])
+      .units(sizes=units.sizes, build_batch=units.build_batch)
+      .output.dir(output.dir, samples_per_shard=output.samples_per_shard)
+      .run(workers=workers, progress=progress)
+
+A value left as ``???`` in the config is passed as ``None``, so the core's
+``PipelineValidationError`` lists everything that is missing, in the current language. All
+validation of values (list lengths, sizes, paths ...) is the core's: there is no second code
+path into the build.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from mintdim import BuildResult, MintDimError, pipeline
+from mintdim.pipelines.unit_build.api import UnitBuildPipeline
+from mintdim.runner.errors import ConfigValueError
+from mintdim.runner.schema import field_help
+
+__all__ = [
+    "BUILD_KEYS",
+    "fluent_arguments",
+    "job_from_arguments",
+    "job_from_config",
+    "run_from_config",
+    "run_options",
+]
+
+BUILD_KEYS = {
+    "source": ("files", "fields", "templates"),
+    "tokenizer": ("type", "path"),
+    "units": ("sizes", "build_batch"),
+    "output": ("dir", "samples_per_shard"),
+}
+"""Every config key that reaches the fluent API, by group."""
+
+
+def _value(cfg: DictConfig, group: str, key: str) -> Any:
+    """One leaf as plain Python: resolved, enums as their names, ``???`` as None."""
+    node = cfg.get(group)
+    if node is None or OmegaConf.is_missing(cfg, group) or OmegaConf.is_missing(node, key):
+        return None
+    try:
+        value = OmegaConf.select(node, key, throw_on_missing=True)
+        if OmegaConf.is_config(value):
+            return OmegaConf.to_container(value, resolve=True, enum_to_str=True)
+    except OmegaConfBaseException as err:
+        raise _config_error(f"{group}.{key}", err) from err
+    return value.name if isinstance(value, Enum) else value
+
+
+def _config_error(key: str, err: BaseException) -> MintDimError:
+    # A resolver that raised a MintDim error (an unknown ${mintdim_demo:...} name) is shown as
+    # itself; anything else becomes a ConfigValueError naming the key.
+    cause: BaseException | None = err
+    while cause is not None:
+        if isinstance(cause, MintDimError):
+            return cause
+        cause = cause.__cause__
+    help_ = field_help(key) or {}
+    detail = str(err).splitlines()[0] if str(err) else type(err).__name__
+    return ConfigValueError(key=key, detail=detail, expected=help_.get("example", ""))
+
+
+def fluent_arguments(cfg: DictConfig) -> dict[str, Any]:
+    """The arguments of each fluent step, as plain Python, exactly as the config gives them."""
+    v = {(g, k): _value(cfg, g, k) for g, keys in BUILD_KEYS.items() for k in keys}
+    paths = v["tokenizer", "path"]
+    tokenizer = [{"path": p} for p in paths] if isinstance(paths, list) else paths
+    return {
+        "source.jsonl": {
+            "files": v["source", "files"],
+            "fields": v["source", "fields"],
+            "templates": v["source", "templates"],
+        },
+        "tokenizer": {"type": v["tokenizer", "type"], "config": tokenizer},
+        "units": {"sizes": v["units", "sizes"], "build_batch": v["units", "build_batch"]},
+        "output.dir": {
+            "path": v["output", "dir"],
+            "samples_per_shard": v["output", "samples_per_shard"],
+        },
+    }
+
+
+def job_from_config(cfg: DictConfig) -> UnitBuildPipeline:
+    """The declared (not yet run) fluent job for a composed config."""
+    return job_from_arguments(fluent_arguments(cfg))
+
+
+def job_from_arguments(args: dict[str, Any]) -> UnitBuildPipeline:
+    """The fluent job for the output of :func:`fluent_arguments`."""
+    job = pipeline("unit-build").source.jsonl(**args["source.jsonl"])
+    kind = args["tokenizer"]["type"]
+    if kind is not None:
+        # kind is one of the schema's TokenizerType names: "sentencepiece" or "hf_json".
+        job = getattr(job.tokenizer, kind)(args["tokenizer"]["config"])
+    job = job.units(**args["units"])
+    return job.output.dir(**args["output.dir"])
+
+
+def run_options(cfg: DictConfig) -> dict[str, Any]:
+    """The keyword arguments of ``job.run()``: ``workers`` and ``progress``."""
+    return {"workers": cfg.get("workers"), "progress": cfg.get("progress")}
+
+
+def run_from_config(cfg: DictConfig) -> BuildResult:
+    """Declare the job from ``cfg`` and run it; MintDim errors propagate unchanged."""
+    return job_from_config(cfg).run(**run_options(cfg))
