@@ -67,23 +67,18 @@ def check_files_exist(files: list[str]) -> list[str]:
 
 def _check_field_sets(path: str, names: tuple[str, ...], template: Template) -> None:
     used = dict.fromkeys(template.placeholders)
-    for name in used:
-        if name not in names:
+    mismatches = (
+        ("not_declared", [name for name in used if name not in names]),
+        ("not_used", [name for name in names if name not in used]),
+    )
+    for problem, found in mismatches:
+        if found:
             raise TemplateFieldMismatchError(
                 file=path,
                 fields=list(names),
                 template=template.source,
-                field=name,
-                problem="not_declared",
-            )
-    for name in names:
-        if name not in used:
-            raise TemplateFieldMismatchError(
-                file=path,
-                fields=list(names),
-                template=template.source,
-                field=name,
-                problem="not_used",
+                field=found[0],
+                problem=problem,
             )
 
 
