@@ -245,6 +245,10 @@ def main() -> None:
     os.environ["HYDRA_FULL_ERROR"] = "1"
     try:
         hydra_app()
+    except BrokenPipeError:
+        # stdout closed early (e.g. `mintdim-run --help | head`): not an error of the app.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)
     except KeyboardInterrupt:
         finish_pending_sweep()
         print("Interrupted.", file=sys.stderr)

@@ -1,0 +1,108 @@
+"""Rebuild ``outputs_examples/demo_sweep`` (the committed demo outputs), or check it is current.
+
+    python scripts/build_outputs_examples.py          # rebuild the committed files
+    python scripts/build_outputs_examples.py --check  # rebuild in a temp dir, compare byte for byte
+
+It runs the padding sweep of the bundled demo with the runner, exactly as a user would::
+
+    python -m mintdim.run -m units=small,medium,large workers=1 \\
+        hydra.sweep.dir=<dir> 'hydra.sweep.subdir=${hydra:runtime.choices.units}'
+
+from the repository root, so the demo files are recorded as ``mintdim/demo/...`` (see
+``mintdim/runner/demo.py``) and nothing in the kept files depends on the machine. Kept: each
+job's build directory (``<units>/build/``) and ``sweep_summary.json`` / ``sweep_summary.md``.
+Left out: Hydra's ``.hydra/``, logs and ``resolved_config.yaml``, which hold times and absolute
+paths. ``outputs_examples/README.md`` is written by hand and not touched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import filecmp
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+TARGET = REPO / "outputs_examples" / "demo_sweep"
+UNIT_SETS = ("small", "medium", "large")
+SUMMARY_FILES = ("sweep_summary.json", "sweep_summary.md")
+
+
+def sweep_command(sweep_dir: Path) -> list[str]:
+    """The runner command that produces the examples."""
+    return [
+        sys.executable,
+        "-m",
+        "mintdim.run",
+        "-m",
+        f"units={','.join(UNIT_SETS)}",
+        "workers=1",
+        f"hydra.sweep.dir={sweep_dir}",
+        "hydra.sweep.subdir=${hydra:runtime.choices.units}",
+    ]
+
+
+def build(dest: Path) -> None:
+    """Run the sweep in a scratch directory and copy the kept files into ``dest`` (new)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        sweep = Path(scratch) / "sweep"
+        env = dict(
+            os.environ,
+            PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+        )
+        done = subprocess.run(
+            sweep_command(sweep), cwd=REPO, env=env, capture_output=True, text=True, check=False
+        )
+        if done.returncode != 0:
+            raise SystemExit(f"the sweep failed (exit {done.returncode}):\n{done.stderr}")
+        dest.mkdir(parents=True)
+        for name in SUMMARY_FILES:
+            shutil.copy2(sweep / name, dest / name)
+        for units in UNIT_SETS:
+            shutil.copytree(sweep / units / "build", dest / units / "build")
+
+
+def differences(expected: Path, actual: Path) -> list[str]:
+    """Relative paths that differ, are missing or are extra, comparing file bytes."""
+
+    def files(root: Path) -> set[str]:
+        return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+
+    want, got = files(expected), files(actual)
+    diff = [f"missing: {p}" for p in sorted(want - got)] + [
+        f"extra: {p}" for p in sorted(got - want)
+    ]
+    for rel in sorted(want & got):
+        if not filecmp.cmp(expected / rel, actual / rel, shallow=False):
+            diff.append(f"differs: {rel}")
+    return diff
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Rebuild the examples, or with ``--check`` report whether they are current."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="compare only, write nothing")
+    args = parser.parse_args(argv)
+    if args.check:
+        with tempfile.TemporaryDirectory() as scratch:
+            fresh = Path(scratch) / "demo_sweep"
+            build(fresh)
+            diff = differences(TARGET, fresh)
+        for line in diff:
+            print(line)
+        print("outputs_examples/demo_sweep is " + ("STALE" if diff else "current"))
+        return 1 if diff else 0
+    if TARGET.exists():
+        shutil.rmtree(TARGET)
+    build(TARGET)
+    total = sum(p.stat().st_size for p in TARGET.rglob("*") if p.is_file())
+    print(f"rebuilt {TARGET.relative_to(REPO)} ({total / 1024:.1f} KiB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
