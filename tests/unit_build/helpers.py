@@ -1,0 +1,377 @@
+"""Shared helpers for the unit-build tests: input files, jobs, reference encoders, output checks.
+
+Everything here is independent of the code under test except the fluent API (``pipeline``) and
+the reader (``open_build``), which is how every test reads a finished build back. Reference
+token ids come straight from the tokenizer libraries (sentencepiece / tokenizers), never from
+MintDim's own encoder classes.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sentencepiece as spm
+from tokenizers import Tokenizer
+
+from mintdim import pipeline
+from mintdim.pipelines.unit_build.output.reader import UnitBuild, open_build
+from mintdim.shared.errors import MintDimError
+
+__all__ = [
+    "OUTPUT_FILES",
+    "Expected",
+    "as_array",
+    "assert_not_written",
+    "block",
+    "expected_from_rows",
+    "file_sha256",
+    "job",
+    "read_json",
+    "read_jsonl",
+    "reference_encoder",
+    "sections",
+    "sp_no_newline",
+    "sp_nopad",
+    "train_sp",
+    "tree_bytes",
+    "unit_for",
+    "verify_build",
+    "write_jsonl",
+]
+
+OUTPUT_FILES = (
+    "manifest.json",
+    "histogram.json",
+    "stats.json",
+    "sample_index.jsonl",
+    "duplicate_index.jsonl",
+    "unk_index.jsonl",
+)
+"""The audit files every finished output directory holds."""
+
+
+# ---------------------------------------------------------------------------
+# Inputs
+# ---------------------------------------------------------------------------
+
+
+def write_jsonl(
+    path: str | os.PathLike[str],
+    rows: Iterable[object],
+    *,
+    newline: bytes = b"\n",
+    final_newline: bool = True,
+    bom: bool = False,
+) -> Path:
+    """Write a JSONL file byte for byte.
+
+    A ``dict`` (or list/number...) row is dumped as compact JSON with raw non-ASCII characters
+    (``ensure_ascii=False``, so U+2028 and friends stay raw), a ``str`` row is written as is and
+    a ``bytes`` row verbatim. Parent directories are created.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    encoded = []
+    for row in rows:
+        if isinstance(row, bytes):
+            encoded.append(row)
+        elif isinstance(row, str):
+            encoded.append(row.encode("utf-8"))
+        else:
+            encoded.append(json.dumps(row, ensure_ascii=False).encode("utf-8"))
+    data = newline.join(encoded)
+    if final_newline and encoded:
+        data += newline
+    target.write_bytes((b"\xef\xbb\xbf" if bom else b"") + data)
+    return target
+
+
+def job(
+    files: Sequence[str],
+    tokenizer: object,
+    *,
+    fields: object = (("text",),),
+    templates: object = ("{text}",),
+    sizes: object = ((8, 16, 32, 64),),
+    build_batch: object = (4,),
+    out: object = "./out",
+    samples_per_shard: object = (100,),
+    kind: str | None = None,
+):
+    """A declared unit-build job. ``tokenizer``: a path (wrapped as ``{"path": ...}``), a dict,
+    or a list of either; ``kind`` defaults to the method the first path's extension calls for.
+    Sequence arguments are passed on as lists (tuples are converted, nested once)."""
+
+    def as_config(entry: object) -> object:
+        return {"path": str(entry)} if isinstance(entry, str | os.PathLike) else entry
+
+    def as_list(value: object) -> object:
+        if isinstance(value, tuple):
+            return [list(v) if isinstance(v, tuple) else v for v in value]
+        return value
+
+    configs = [as_config(t) for t in tokenizer] if isinstance(tokenizer, list) else tokenizer
+    configs = as_config(configs)
+    if kind is None:
+        first = configs[0] if isinstance(configs, list) else configs
+        path = str(first.get("path", "")) if isinstance(first, dict) else ""
+        kind = "hf_json" if path.endswith(".json") else "sentencepiece"
+    step = (
+        pipeline("unit-build")
+        .source.jsonl(files=list(files), fields=as_list(fields), templates=as_list(templates))
+        .tokenizer
+    )
+    declared = step.hf_json(configs) if kind == "hf_json" else step.sentencepiece(configs)
+    return declared.units(sizes=as_list(sizes), build_batch=as_list(build_batch)).output.dir(
+        out, samples_per_shard=as_list(samples_per_shard)
+    )
+
+
+# ---------------------------------------------------------------------------
+# Tokenizers
+# ---------------------------------------------------------------------------
+
+
+@functools.cache
+def reference_encoder(path: str) -> Callable[[str], list[int]]:
+    """Exact ids of a text straight from the library: no special tokens, no padding/truncation."""
+    if path.endswith(".model"):
+        processor = spm.SentencePieceProcessor(model_file=path)
+        return lambda text: list(processor.encode(text))
+    tokenizer = Tokenizer.from_file(path)
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
+    return lambda text: tokenizer.encode(text, add_special_tokens=False).ids
+
+
+def train_sp(folder: Path, name: str, lines: Iterable[str], **options: object) -> Path:
+    """Train a tiny SentencePiece unigram model and return its .model path."""
+    settings: dict[str, object] = {
+        "vocab_size": 200,
+        "hard_vocab_limit": False,
+        "model_type": "unigram",
+        "pad_id": 0,
+        "unk_id": 1,
+        "bos_id": 2,
+        "eos_id": 3,
+        "normalization_rule_name": "identity",
+        "character_coverage": 1.0,
+        "num_threads": 1,
+        "minloglevel": 2,
+    }
+    settings.update(options)
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(list(lines)), model_prefix=str(folder / name), **settings
+    )
+    return folder / f"{name}.model"
+
+
+def _training_lines() -> list[str]:
+    words = [
+        "the",
+        "a",
+        "model",
+        "data",
+        "token",
+        "unit",
+        "shard",
+        "build",
+        "sample",
+        "value",
+        "train",
+        "test",
+        "batch",
+        "size",
+    ]
+    return [" ".join(words[(i + j) % len(words)] for j in range(3 + i % 9)) for i in range(400)]
+
+
+@pytest.fixture(scope="session")
+def sp_nopad(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SentencePiece model trained with pad_id=-1 (the library reports no PAD)."""
+    return train_sp(tmp_path_factory.mktemp("sp_nopad"), "nopad", _training_lines(), pad_id=-1)
+
+
+@pytest.fixture(scope="session")
+def sp_no_newline(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SentencePiece model (pad 0, unk 1) whose vocabulary has no newline: "\\n" encodes to UNK."""
+    return train_sp(tmp_path_factory.mktemp("sp_nonl"), "nonl", _training_lines())
+
+
+# ---------------------------------------------------------------------------
+# Outputs
+# ---------------------------------------------------------------------------
+
+
+def read_json(path: str | os.PathLike[str]) -> object:
+    """A JSON file's content."""
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> list[dict]:
+    """Every line of a JSONL file, parsed."""
+    text = Path(path).read_text(encoding="utf-8")
+    return [json.loads(line) for line in text.split("\n") if line]
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """Lowercase hex SHA-256 of a file's bytes."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def tree_bytes(directory: str | os.PathLike[str]) -> dict[str, bytes]:
+    """Every file under ``directory`` (relative POSIX path -> bytes)."""
+    root = Path(directory)
+    return {
+        path.relative_to(root).as_posix(): path.read_bytes()
+        for path in sorted(root.rglob("*"))
+        if path.is_file()
+    }
+
+
+def assert_not_written(*paths: str | os.PathLike[str]) -> None:
+    """Nothing exists at any of ``paths``."""
+    for path in paths:
+        assert not Path(path).exists(), f"{path} was written although validation failed"
+
+
+def unit_for(token_count: int, sizes: Sequence[int]) -> int:
+    """The smallest size holding ``token_count`` tokens (computed independently of MintDim)."""
+    return next(size for size in sizes if size >= token_count)
+
+
+# ---------------------------------------------------------------------------
+# Error texts
+# ---------------------------------------------------------------------------
+
+
+def sections(text: str) -> dict[str, list[str]]:
+    """``Header:`` -> its lines, for every blank-line separated block of an error text.
+
+    The first block is ``Name:`` + sentence and is stored under ``"<name>"`` and
+    ``"<sentence>"``; a block that does not start with a header is stored under ``"<text>"``.
+    """
+    blocks = text.split("\n\n")
+    first = blocks[0].split("\n")
+    result: dict[str, list[str]] = {"<name>": [first[0]], "<sentence>": first[1:]}
+    for chunk in blocks[1:]:
+        lines = chunk.split("\n")
+        if lines[0].endswith(":"):
+            result[lines[0][:-1]] = lines[1:]
+        else:
+            result.setdefault("<text>", []).extend(lines)
+    return result
+
+
+def block(err: MintDimError, lang: str, expected: str) -> None:
+    """``expected`` (a whole catalogue text, or its leading part) opens ``err.message(lang)``.
+
+    The text after it, if any, must start a new section, so a prefix never stops mid-section.
+    """
+    text = err.message(lang)
+    assert text.startswith(expected), f"\n--- expected prefix ---\n{expected}\n--- got ---\n{text}"
+    rest = text[len(expected) :]
+    assert rest == "" or rest.startswith("\n\n"), f"prefix stops mid-section: {rest!r}"
+
+
+# ---------------------------------------------------------------------------
+# Whole-build verification
+# ---------------------------------------------------------------------------
+
+
+class Expected:
+    """One sample as the test expects it: where it came from and its rendered text."""
+
+    __slots__ = ("line", "source_file", "text")
+
+    def __init__(self, source_file: str, line: int, text: str) -> None:
+        self.source_file = source_file
+        self.line = line
+        self.text = text
+
+    def __repr__(self) -> str:
+        return f"Expected({self.source_file!r}, {self.line}, {self.text!r})"
+
+
+def expected_from_rows(
+    source_file: str, rows: Sequence[dict | None], template: Callable[[dict], str]
+) -> list[Expected]:
+    """Samples of a file written from ``rows`` (None = a blank line), lines 1-based."""
+    return [
+        Expected(source_file, number, template(row))
+        for number, row in enumerate(rows, start=1)
+        if row is not None
+    ]
+
+
+def verify_build(
+    directory: str | os.PathLike[str],
+    expected: Sequence[Expected],
+    encode: Callable[[str], list[int]],
+    sizes: Sequence[int],
+    samples_per_shard: int,
+    pad_id: int,
+) -> UnitBuild:
+    """Check every sample of a finished build against an independent computation.
+
+    Per sample: sample_id, hash, token_count, unit_size, source_file/line, shard_path, shard_row,
+    the whole record (tokens then PAD) and, through the reader, the tokens. Then the shard files
+    (count, exact sizes) and stats.json / histogram.json totals.
+    """
+    build = open_build(directory)
+    rows = list(build.samples())
+    assert len(rows) == len(expected)
+    per_unit = dict.fromkeys(sizes, 0)
+    total_tokens = 0
+    for sample_id, (row, want) in enumerate(zip(rows, expected, strict=True)):
+        ids = encode(want.text)
+        unit = unit_for(len(ids), sizes)
+        position = per_unit[unit]
+        per_unit[unit] += 1
+        total_tokens += len(ids)
+        assert row == {
+            "sample_id": sample_id,
+            "hash": hashlib.sha256(want.text.encode("utf-8")).hexdigest(),
+            "token_count": len(ids),
+            "unit_size": unit,
+            "source_file": want.source_file,
+            "source_line": want.line,
+            "shard_path": f"unit_{unit}/shard_{position // samples_per_shard:06d}.bin",
+            "shard_row": position % samples_per_shard,
+        }, f"sample {sample_id} ({want!r})"
+        record = build.record(row)
+        assert record.tolist() == ids + [pad_id] * (unit - len(ids)), f"record of {want!r}"
+        assert build.tokens(row).tolist() == ids
+    itemsize = build.dtype.itemsize
+    for size in sizes:
+        unit_dir = Path(directory) / f"unit_{size}"
+        shards = sorted(unit_dir.glob("shard_*.bin"))
+        count = per_unit[size]
+        assert len(shards) == -(-count // samples_per_shard)
+        for number, shard in enumerate(shards):
+            assert shard.name == f"shard_{number:06d}.bin"
+            records = min(samples_per_shard, count - number * samples_per_shard)
+            assert shard.stat().st_size == records * size * itemsize
+        assert (unit_dir / "EMPTY_UNIT.md").is_file() == (count == 0)
+    stats = read_json(Path(directory) / "stats.json")
+    histogram = {str(size): per_unit[size] for size in sizes}
+    assert stats["total_samples"] == len(expected)
+    assert stats["total_tokens"] == total_tokens
+    assert stats["unit_distribution"] == histogram
+    assert read_json(Path(directory) / "histogram.json") == histogram
+    slots = sum(size * count for size, count in per_unit.items())
+    assert stats["total_slots"] == slots
+    assert stats["pad_tokens"] == slots - total_tokens
+    return build
+
+
+def as_array(values: Sequence[int]) -> np.ndarray:
+    """Token ids as an int64 array."""
+    return np.asarray(values, dtype=np.int64)
