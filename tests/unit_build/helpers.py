@@ -193,16 +193,23 @@ def _training_lines() -> list[str]:
     return [" ".join(words[(i + j) % len(words)] for j in range(3 + i % 9)) for i in range(400)]
 
 
-@pytest.fixture(scope="session")
-def sp_nopad(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A SentencePiece model trained with pad_id=-1 (the library reports no PAD)."""
-    return train_sp(tmp_path_factory.mktemp("sp_nopad"), "nopad", _training_lines(), pad_id=-1)
+_TRAINED: dict[tuple[str, str], Path] = {}
 
 
-@pytest.fixture(scope="session")
-def sp_no_newline(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A SentencePiece model (pad 0, unk 1) whose vocabulary has no newline: "\\n" encodes to UNK."""
-    return train_sp(tmp_path_factory.mktemp("sp_nonl"), "nonl", _training_lines())
+def sp_nopad(factory: pytest.TempPathFactory) -> Path:
+    """A SentencePiece model trained with pad_id=-1 (the library reports no PAD); once a session."""
+    key = (str(factory.getbasetemp()), "nopad")
+    if key not in _TRAINED:
+        _TRAINED[key] = train_sp(factory.mktemp("sp_nopad"), "nopad", _training_lines(), pad_id=-1)
+    return _TRAINED[key]
+
+
+def sp_no_newline(factory: pytest.TempPathFactory) -> Path:
+    """A SentencePiece model (pad 0, unk 1) without newline in its vocabulary: "\\n" is UNK."""
+    key = (str(factory.getbasetemp()), "nonl")
+    if key not in _TRAINED:
+        _TRAINED[key] = train_sp(factory.mktemp("sp_nonl"), "nonl", _training_lines())
+    return _TRAINED[key]
 
 
 # ---------------------------------------------------------------------------
