@@ -55,7 +55,9 @@ def build_summary(result: Any) -> dict[str, Any]:
             }
         )
     totals = {key: sum(o[key] for o in outputs) for key in _TOTALS}
-    totals["padding_ratio"] = totals["pad_tokens"] / totals["slots"] if totals["slots"] else 0.0
+    # Rounded like stats.json's own padding_ratio (6 decimals), so one output's figures agree.
+    ratio = totals["pad_tokens"] / totals["slots"] if totals["slots"] else 0.0
+    totals["padding_ratio"] = round(ratio, 6)
     return {"outputs": outputs, **totals}
 
 

@@ -64,11 +64,13 @@ def _value(cfg: DictConfig, group: str, key: str) -> Any:
 def _config_error(key: str, err: BaseException) -> MintDimError:
     # A resolver that raised a MintDim error (an unknown ${mintdim_demo:...} name) is shown as
     # itself; anything else becomes a ConfigValueError naming the key.
+    # OmegaConf drops __cause__ (unless OC_CAUSE=1) but the implicit __context__ remains.
     cause: BaseException | None = err
-    while cause is not None:
+    seen = 0
+    while cause is not None and seen < 10:
         if isinstance(cause, MintDimError):
             return cause
-        cause = cause.__cause__
+        cause, seen = cause.__cause__ or cause.__context__, seen + 1
     help_ = field_help(key) or {}
     detail = str(err).splitlines()[0] if str(err) else type(err).__name__
     return ConfigValueError(key=key, detail=detail, expected=help_.get("example", ""))
