@@ -1,0 +1,41 @@
+# MintDim: `make demo` and `make test` each set up everything on a fresh machine.
+# Both create .venv when it is absent and (re)install MintDim into it when pyproject.toml changed.
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.mintdim-installed
+
+.PHONY: demo test lint examples tokenizers readme install clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python -m mintdim.run
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+examples: $(STAMP)
+	$(BIN)/python scripts/build_outputs_examples.py
+
+tokenizers: $(STAMP)
+	$(BIN)/python scripts/train_demo_tokenizers.py
+
+readme: $(STAMP)
+	$(BIN)/python scripts/sync_readme.py
+
+clean:
+	rm -rf outputs multirun .pytest_cache .ruff_cache
