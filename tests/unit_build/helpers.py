@@ -11,7 +11,10 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import multiprocessing
 import os
+import sys
+import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
@@ -28,11 +31,13 @@ __all__ = [
     "OUTPUT_FILES",
     "Expected",
     "as_array",
+    "assert_no_worker_left",
     "assert_not_written",
     "block",
     "expected_from_rows",
     "file_sha256",
     "job",
+    "os_children",
     "read_json",
     "read_jsonl",
     "reference_encoder",
@@ -247,6 +252,35 @@ def assert_not_written(*paths: str | os.PathLike[str]) -> None:
     """Nothing exists at any of ``paths``."""
     for path in paths:
         assert not Path(path).exists(), f"{path} was written although validation failed"
+
+
+def os_children() -> list[int]:
+    """Pids of this process's live (or unreaped) child processes, from /proc (Linux)."""
+    pids: list[int] = []
+    for task in Path("/proc/self/task").glob("*"):
+        try:
+            pids += [int(pid) for pid in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return pids
+
+
+def assert_no_worker_left(timeout: float = 2.0) -> None:
+    """No child process survives the build: neither for the OS nor for multiprocessing.
+
+    Right after a failed parallel build ``multiprocessing.active_children()`` may list, for a few
+    milliseconds, a worker that the pool's own thread has already reaped (two threads wait on the
+    same pid); so both views are polled until ``timeout``.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        left = multiprocessing.active_children()
+        pids = os_children() if sys.platform == "linux" else []
+        if not left and not pids:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"processes left behind: {left} / pids {pids}")
+        time.sleep(0.02)
 
 
 def unit_for(token_count: int, sizes: Sequence[int]) -> int:
