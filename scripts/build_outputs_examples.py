@@ -101,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     build(TARGET)
     total = sum(p.stat().st_size for p in TARGET.rglob("*") if p.is_file())
     print(f"rebuilt {TARGET.relative_to(REPO)} ({total / 1024:.1f} KiB)")
+    # The build directories are named build/, which .gitignore ignores: new files need -f.
+    print("commit with: git add -f outputs_examples")
     return 0
 
 

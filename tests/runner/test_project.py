@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -74,6 +75,17 @@ def test_outputs_examples_are_rebuilt_byte_for_byte() -> None:
     assert "outputs_examples/demo_sweep is current" in done.stdout
     total = sum(p.stat().st_size for p in (REPO / "outputs_examples").rglob("*") if p.is_file())
     assert total < 3 * 1024 * 1024
+
+
+def test_every_outputs_examples_file_is_committed() -> None:
+    # .gitignore ignores build/, so a rebuilt example file is easy to leave out of a commit.
+    if shutil.which("git") is None or not (REPO / ".git").exists():
+        pytest.skip("not a git checkout")
+    untracked = subprocess.run(
+        ["git", "ls-files", "--others", "outputs_examples"],
+        cwd=REPO, capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    assert untracked == [], "run: git add -f outputs_examples"
 
 
 def test_demo_tokenizers_are_reproducible() -> None:
