@@ -1,0 +1,368 @@
+"""Templates: the grammar ({name}, {{ and }}), syntax errors with their position, pure substitution,
+and the TemplateLiteralWarning for literals that the tokenizer does not reproduce.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import mintdim
+from mintdim import TemplateLiteralWarning
+from mintdim.pipelines.unit_build.source.template import parse_template
+from mintdim.shared import errors
+from tests.conftest import corpora_file
+from tests.unit_build.helpers import (
+    Expected,
+    assert_not_written,
+    job,
+    reference_encoder,
+    sections,
+    verify_build,
+    write_jsonl,
+)
+
+SIZES = [8, 32, 128]
+
+
+@pytest.fixture(autouse=True)
+def _english(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv("MINTDIM_LANG", raising=False)
+    mintdim.set_language(None)
+    yield
+    mintdim.set_language(None)
+
+
+@pytest.fixture
+def cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+# ---------------------------------------------------------------------------
+# Grammar
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("template", "literals", "placeholders"),
+    [
+        ("{text}", ("", ""), ("text",)),
+        ("plain text", ("plain text",), ()),
+        ("{{x}}", ("{x}",), ()),
+        ("a}}b{{c", ("a}b{c",), ()),
+        ("{{{a}}}", ("{", "}"), ("a",)),
+        ("{a}}}{{{b}", ("", "}{", ""), ("a", "b")),
+        ("{a}{b}", ("", "", ""), ("a", "b")),
+        ("{a} and {a}", ("", " and ", ""), ("a", "a")),
+        ("{ a b }", ("", ""), (" a b ",)),
+        ("Q: {câu hỏi}\n{名前}", ("Q: ", "\n", ""), ("câu hỏi", "名前")),
+        ("{a-b.c:d!r}", ("", ""), ("a-b.c:d!r",)),
+        ("{0}{%s}", ("", "", ""), ("0", "%s")),
+        ("", ("",), ()),
+    ],
+)
+def test_grammar(template, literals, placeholders):
+    parsed = parse_template(template, 0)
+    assert parsed.source == template
+    assert parsed.literals == literals
+    assert parsed.placeholders == placeholders
+
+
+@pytest.mark.parametrize(
+    ("template", "position", "problem"),
+    [
+        ("{a", 0, "unmatched_open"),
+        ("x {", 2, "unmatched_open"),
+        ("{a}{", 3, "unmatched_open"),
+        ("{{{", 2, "unmatched_open"),
+        ("a}b", 1, "unmatched_close"),
+        ("{a}}", 3, "unmatched_close"),
+        ("}}}", 2, "unmatched_close"),
+        ("{}", 0, "empty_placeholder"),
+        ("x{}y", 1, "empty_placeholder"),
+        ("{a{b}}", 2, "nested_brace"),
+        ("{a{{b}", 2, "nested_brace"),
+        ("\n\t{a{b}", 4, "nested_brace"),
+    ],
+)
+def test_syntax_errors_name_the_position(template, position, problem):
+    with pytest.raises(errors.TemplateSyntaxError) as info:
+        parse_template(template, 3)
+    err = info.value
+    assert (err.template, err.position, err.problem, err.file_index) == (
+        template,
+        position,
+        problem,
+        3,
+    )
+    quoted, caret = sections(err.message("en"))["Position"][1:]
+    assert quoted == json.dumps(template, ensure_ascii=False)
+    assert caret.strip() == "^"
+    # The caret stands under the offending character of the quoted template.
+    assert quoted[len(caret) - 1] == template[position]
+
+
+@pytest.mark.parametrize(
+    ("template", "en_problem", "vi_problem"),
+    [
+        ("{a", "'{' at position 0 has no closing '}'", "'{' ở vị trí 0 không có '}' đóng"),
+        (
+            "a}",
+            "'}' at position 1 closes no placeholder",
+            "'}' ở vị trí 1 không đóng placeholder nào",
+        ),
+        (
+            "{}",
+            "'{}' at position 0 is a placeholder without a field name",
+            "'{}' ở vị trí 0 là placeholder không có tên field",
+        ),
+        (
+            "{a{b}}",
+            "'{' at position 2 is inside another placeholder",
+            "'{' ở vị trí 2 nằm bên trong một placeholder khác",
+        ),
+    ],
+)
+def test_syntax_error_through_run_before_any_file_is_read(cwd, template, en_problem, vi_problem):
+    # Neither the data nor the tokenizer exists: the template is checked first.
+    declared = job(
+        ["./data/a.jsonl", "./data/b.jsonl"],
+        "./missing.model",
+        fields=[["a"], ["a"]],
+        templates=["{a}", template],
+    )
+    with pytest.raises(errors.TemplateSyntaxError) as info:
+        declared.run(workers=1)
+    err = info.value
+    assert (err.file_index, err.template) == (1, template)
+    en, vi = sections(err.message("en")), sections(err.message("vi"))
+    assert en["<sentence>"] == ["Template has invalid brace syntax."]
+    assert vi["<sentence>"] == ["Template có dấu ngoặc nhọn sai cú pháp."]
+    assert en["File index"] == ["1"] == vi["Vị trí file"]
+    assert en["Template"] == [json.dumps(template)] == vi["Template"]
+    assert en["Problem"] == [en_problem]
+    assert vi["Vấn đề"] == [vi_problem]
+    assert en["Rules"] == [
+        "- {name} is a placeholder for the field name",
+        "- {{ and }} are literal braces",
+        "- any other brace is an error",
+    ]
+    assert_not_written("out")
+
+
+# ---------------------------------------------------------------------------
+# Rendering is pure substitution
+# ---------------------------------------------------------------------------
+
+
+def test_field_values_are_data_not_template(cwd, sp_model):
+    values = ["{x}", "{{", "}}", "{text}", "{0} %s %(a)s", "{a}}}{", "\\n"]
+    write_jsonl("data/a.jsonl", [{"text": v, "a": "the"} for v in values])
+    job(
+        ["./data/a.jsonl"],
+        sp_model,
+        fields=[["text", "a"]],
+        templates=["{{{text}}} {a}{{}}"],
+        sizes=[SIZES],
+    ).run(workers=1)
+    expected = [
+        Expected("./data/a.jsonl", i, f"{{{v}}} the{{}}") for i, v in enumerate(values, start=1)
+    ]
+    verify_build("out", expected, reference_encoder(str(sp_model)), SIZES, 100, pad_id=0)
+
+
+def test_repeated_and_unicode_placeholders_render_every_occurrence(cwd, sp_model):
+    write_jsonl("data/a.jsonl", [{"câu hỏi": "the model", "trả lời": "a unit", "x": 1}])
+    job(
+        ["./data/a.jsonl"],
+        sp_model,
+        fields=[["câu hỏi", "trả lời"]],
+        templates=["{câu hỏi}: {trả lời} ! {câu hỏi}"],
+        sizes=[SIZES],
+    ).run(workers=1)
+    verify_build(
+        "out",
+        [Expected("./data/a.jsonl", 1, "the model: a unit ! the model")],
+        reference_encoder(str(sp_model)),
+        SIZES,
+        100,
+        pad_id=0,
+    )
+
+
+def test_placeholder_names_with_spaces_match_fields_exactly(cwd, sp_model):
+    write_jsonl("data/a.jsonl", [{" a ": "the", "a": "model"}])
+    job(
+        ["./data/a.jsonl"],
+        sp_model,
+        fields=[[" a ", "a"]],
+        templates=["{ a }:{a}"],
+        sizes=[SIZES],
+    ).run(workers=1)
+    verify_build(
+        "out",
+        [Expected("./data/a.jsonl", 1, "the:model")],
+        reference_encoder(str(sp_model)),
+        SIZES,
+        100,
+        pad_id=0,
+    )
+
+
+_names = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="{}"),
+    min_size=1,
+    max_size=6,
+)
+_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=12)
+_braces = st.text(alphabet="{}ab \n", max_size=8)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    parts=st.lists(
+        st.one_of(
+            st.tuples(st.just("literal"), st.one_of(_text, _braces)),
+            st.tuples(st.just("field"), _names),
+        ),
+        max_size=8,
+    ),
+    values=st.dictionaries(_names, st.one_of(_text, _braces), max_size=6),
+)
+def test_parse_and_render_equal_plain_concatenation(parts, values):
+    template = "".join(
+        text.replace("{", "{{").replace("}", "}}") if kind == "literal" else f"{{{text}}}"
+        for kind, text in parts
+    )
+    names = [text for kind, text in parts if kind == "field"]
+    full = {name: values.get(name, f"<{name}>") for name in names}
+    parsed = parse_template(template, 0)
+    assert parsed.placeholders == tuple(names)
+    assert len(parsed.literals) == len(names) + 1
+    assert parsed.render(full) == "".join(
+        text if kind == "literal" else full[text] for kind, text in parts
+    )
+
+
+@settings(
+    max_examples=15,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    literal=st.text(alphabet="{}:#.!? \nab", max_size=6),
+    values=st.lists(st.text(alphabet="{}the model\n", max_size=12), min_size=1, max_size=4),
+)
+def test_rendered_text_reaches_the_shards_through_a_build(
+    tmp_path_factory, sp_model, literal, values
+):
+    folder = tmp_path_factory.mktemp("tpl")
+    data = write_jsonl(folder / "a.jsonl", [{"v": v} for v in values])
+    escaped = literal.replace("{", "{{").replace("}", "}}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TemplateLiteralWarning)
+        job(
+            [str(data)],
+            sp_model,
+            fields=[["v"]],
+            templates=[f"{escaped}{{v}}{escaped}"],
+            sizes=[[64]],
+            out=str(folder / "out"),
+        ).run(workers=1)
+    expected = [Expected(str(data), i, f"{literal}{v}{literal}") for i, v in enumerate(values, 1)]
+    verify_build(folder / "out", expected, reference_encoder(str(sp_model)), [64], 100, pad_id=0)
+
+
+# ---------------------------------------------------------------------------
+# TemplateLiteralWarning
+# ---------------------------------------------------------------------------
+
+
+def test_literal_dropped_by_the_tokenizer_warns_and_the_build_completes(cwd, hf_json):
+    rows = [{"a": "the model", "b": "a unit"}]
+    write_jsonl("data/a.jsonl", rows)
+    with pytest.warns(TemplateLiteralWarning) as record:
+        result = job(
+            ["./data/a.jsonl"],
+            hf_json,
+            fields=[["a", "b"]],
+            templates=["{a}\n\n{b}"],
+            sizes=[SIZES],
+        ).run(workers=1)
+    messages = [str(w.message) for w in record if w.category is TemplateLiteralWarning]
+    assert messages == [
+        '[unit-build:warning] template of file 0 ("{a}\\n\\n{b}"): literal segment "\\n\\n" '
+        "encodes to no tokens; the tokenizer normalises it, so the shards will not hold these "
+        "characters as written. The build continues."
+    ]
+    assert result.outputs[0].stats["total_samples"] == 1
+    # The build is still exact: the record is the encoding of the whole rendered text.
+    verify_build(
+        "out",
+        [Expected("./data/a.jsonl", 1, "the model\n\na unit")],
+        reference_encoder(str(hf_json)),
+        SIZES,
+        100,
+        pad_id=0,
+    )
+
+
+def test_literal_decoding_to_other_text_warns(cwd, hf_json):
+    write_jsonl("data/a.jsonl", [{"a": "the", "b": "model"}])
+    with pytest.warns(TemplateLiteralWarning, match=r'literal segment " : " decodes back as ":"'):
+        job(
+            ["./data/a.jsonl"],
+            hf_json,
+            fields=[["a", "b"]],
+            templates=["{a} : {b}"],
+            sizes=[SIZES],
+        ).run(workers=1)
+    assert Path("out/manifest.json").is_file()
+
+
+@pytest.mark.parametrize("template", ["{a}\n\n{b}", "{a} : {b}", "{{{a}}}{b}", "#{a}?\n{b}"])
+def test_literals_the_tokenizer_reproduces_do_not_warn(cwd, sp_model, template):
+    write_jsonl("data/a.jsonl", [{"a": "the", "b": "model"}])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TemplateLiteralWarning)
+        job(
+            ["./data/a.jsonl"], sp_model, fields=[["a", "b"]], templates=[template], sizes=[SIZES]
+        ).run(workers=1)
+
+
+def test_escaped_braces_are_checked_after_unescaping(cwd, hf_json):
+    """``}}`` is the literal ``}``; the HF fixture reproduces ``}`` but not ``}}`` exactly."""
+    write_jsonl("data/a.jsonl", [{"a": "the"}])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TemplateLiteralWarning)
+        job(["./data/a.jsonl"], hf_json, fields=[["a"]], templates=["{a}}}"], sizes=[SIZES]).run(
+            workers=1
+        )
+
+
+@pytest.mark.corpora
+def test_sentencepiece_normalisation_of_newlines_warns(cwd):
+    albert = corpora_file("tokenizers/albert-base-v2.spiece.model")
+    write_jsonl("data/a.jsonl", [{"a": "the model", "b": "a unit"}])
+    with pytest.warns(TemplateLiteralWarning, match="encodes to no tokens"):
+        job(
+            ["./data/a.jsonl"],
+            albert,
+            fields=[["a", "b"]],
+            templates=["{a}\n\n{b}"],
+            sizes=[SIZES],
+        ).run(workers=1)
+    verify_build(
+        "out",
+        [Expected("./data/a.jsonl", 1, "the model\n\na unit")],
+        reference_encoder(str(albert)),
+        SIZES,
+        100,
+        pad_id=0,
+    )
