@@ -61,6 +61,8 @@ class UnitBuildPipeline:
         stderr; None shows it when stderr is a terminal.
         """
         count = _workers(workers)
+        if progress is not None and not isinstance(progress, bool):
+            raise RunOptionError(option="progress", value=progress, rule="bool")
         plan, encoders = validate(self._config)
         return run_build(plan, encoders, count, progress)
 
