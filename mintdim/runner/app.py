@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 import traceback
 from pathlib import Path
@@ -28,6 +29,7 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from mintdim import BuildInterruptedError, MintDimError, set_language
+from mintdim.runner import schema as schema_module
 from mintdim.runner.callbacks import finish_pending_sweep
 from mintdim.runner.confdir import config_dir
 from mintdim.runner.demo import register_resolvers
@@ -187,12 +189,19 @@ def hint_lines(error: BaseException, lang: str) -> list[str]:
         group = (error.missing_cfg_file or "").split("/", 1)[0] or "<group>"
         return [_hint("group", lang, group=group)]
     cause = error.__cause__ if isinstance(error.__cause__, OmegaConfBaseException) else error
+    message = str(cause)
     full_key = str(getattr(cause, "full_key", "") or "")
     object_type = getattr(cause, "object_type", None)
-    message = str(cause)
+    # An error inside a YAML file ("In 'source/mine': ConfigKeyError raised while composing
+    # config: ...") carries the facts only in its text.
+    if not full_key and (found := re.search(r"full_key: (\S+)", message)):
+        full_key = found.group(1)
+    if object_type is None and (found := re.search(r"object_type=(\w+)", message)):
+        object_type = getattr(schema_module, found.group(1), None)
+    unknown_key = re.search(r"Key '[^']*' not in '\w+'", message) is not None
     lines = []
     help_ = field_help(full_key) if full_key else None
-    if help_ is not None and "not in" not in message:
+    if help_ is not None and not unknown_key:
         lines.append(
             _hint(
                 "field",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -243,3 +245,24 @@ def test_a_reused_sweep_dir_never_reuses_an_output_dir(tmp_path) -> None:
     assert (sweep / "0/build/manifest.json").read_bytes() == before
     doc = json.loads((sweep / "sweep_summary.json").read_text())
     assert [(j["job"], j["status"]) for j in doc["jobs"]] == [(0, "failed")]
+
+
+def test_shell_completion_with_the_console_script(tmp_path) -> None:
+    script = Path(sys.executable).with_name("mintdim-run")
+    if not script.exists():
+        pytest.skip("mintdim-run is not installed in this environment (make test installs it)")
+    install = subprocess.run(
+        [str(script), "-sc", "install=bash"],
+        cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert install.returncode == 0, install.stderr
+    assert "complete -o nospace -o default -F hydra_bash_completion mintdim-run" in install.stdout
+    for line, expected in (("mintdim-run uni", "units="), ("mintdim-run units=", "units=small")):
+        query = subprocess.run(
+            [str(script), "-sc", "query=bash"],
+            cwd=tmp_path,
+            env=cli_env(COMP_LINE=line, COMP_POINT=str(len(line))),
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert query.returncode == 0, query.stderr
+        assert expected in query.stdout.split()

@@ -278,3 +278,22 @@ def test_composed_config_yaml_round_trips(compose_cfg) -> None:
     cfg = compose_cfg("source=qa")
     text = OmegaConf.to_yaml(cfg)
     assert "${mintdim_demo:gsm8k_test_first300.jsonl}" in text
+
+
+def test_a_typo_in_your_own_yaml_fails_and_the_hint_lists_valid_keys(compose_cfg, tmp_path) -> None:
+    (tmp_path / "source").mkdir()
+    (tmp_path / "source" / "mine.yaml").write_text("# mine\nfile: [./x.jsonl]\n")
+    with pytest.raises(
+        ConfigCompositionException, match="Key 'file' not in 'SourceConfig'"
+    ) as info:
+        compose_cfg(f"hydra.searchpath=[file://{tmp_path}]", "source=mine")
+    assert hint_lines(info.value, "en") == [
+        "MintDim: Valid keys in source: files, fields, templates"
+    ]
+
+
+def test_your_own_option_is_typed_by_the_same_schema(compose_cfg, tmp_path) -> None:
+    (tmp_path / "units").mkdir()
+    (tmp_path / "units" / "mine.yaml").write_text("# mine\nsizes: [[8, 16]]\nbuild_batch: [2]\n")
+    cfg = compose_cfg(f"hydra.searchpath=[file://{tmp_path}]", "units=mine", "output=dir")
+    assert job_from_config(cfg).config.sizes == [[8, 16]]

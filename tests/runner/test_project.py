@@ -164,3 +164,21 @@ def test_ci_runs_exactly_the_readme_test_command() -> None:
     makefile = (REPO / "Makefile").read_text()
     assert re.search(r"^test: \$\(STAMP\)\n\t\$\(BIN\)/python -m pytest$", makefile, re.M)
     assert 'pip install --quiet -e ".[dev]"' in makefile
+
+
+@pytest.mark.parametrize(
+    ("example", "outputs"),
+    [
+        ("unit_build_instruction.py", ["out"]),
+        ("mapped_outputs.py", ["out/alpaca_units", "out/qa_units"]),
+    ],
+)
+def test_examples_run(tmp_path, example, outputs) -> None:
+    done = subprocess.run(
+        [sys.executable, str(REPO / "examples" / example), "out"],
+        cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    for out in outputs:
+        assert (tmp_path / out / "manifest.json").is_file()
+        assert f"{out}:" in done.stdout
