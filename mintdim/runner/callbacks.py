@@ -110,15 +110,20 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def _rows(sweep: Path, launch: str) -> list[dict[str, Any]]:
+    """The job rows of one launch (without their launch stamp)."""
+    rows = []
+    for path in sorted(sweep.rglob(JOB_FILE)):
+        row = json.loads(path.read_text(encoding="utf-8"))
+        if row.get("launch") == launch:
+            rows.append({k: v for k, v in row.items() if k != "launch"})
+    return rows
+
+
 def write_summary(sweep: Path, launch: str, finished: bool) -> dict[str, Any]:
     """Rebuild both summary files from this launch's job rows; return the JSON document."""
     with _locked(sweep):
-        rows = []
-        for path in sorted(sweep.rglob(JOB_FILE)):
-            row = json.loads(path.read_text(encoding="utf-8"))
-            if row.get("launch") == launch:
-                rows.append({k: v for k, v in row.items() if k != "launch"})
-        doc = sweep_document(rows, finished=finished)
+        doc = sweep_document(_rows(sweep, launch), finished=finished)
         _write_atomic(sweep / SUMMARY_JSON, dumps(doc))
         _write_atomic(sweep / SUMMARY_MD, render_markdown(doc))
     return doc
@@ -167,6 +172,8 @@ def finish_pending_sweep() -> dict[str, Any] | None:
         return None
     sweep, launch = _pending["sweep"], _pending["launch"]
     _pending.clear()
+    if not _rows(sweep, launch):
+        return None  # no job ran (e.g. a job's config failed to compose): nothing to rank
     doc = write_summary(sweep, launch, finished=True)
     _print_table(sweep, doc)
     return doc

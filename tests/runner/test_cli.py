@@ -137,8 +137,15 @@ def test_overrides_of_every_kind_with_relative_paths_from_the_cwd(tmp_path) -> N
                 "- units: sizes, build_batch",
             ],
         ),
+        (
+            ["-m", "units.build_batch=[1],[x]"],
+            [
+                "Value 'x' of type 'str' could not be converted to Integer",
+                "MintDim: units.build_batch:",
+            ],
+        ),
     ],
-    ids=["unknown-key", "wrong-type", "unknown-option", "force-added-key-vi"],
+    ids=["unknown-key", "wrong-type", "unknown-option", "force-added-key-vi", "sweep-bad-value"],
 )
 def test_a_bad_override_fails_before_any_work(tmp_path, args, expected) -> None:
     done = run_cli(*args, cwd=tmp_path)
@@ -147,6 +154,8 @@ def test_a_bad_override_fails_before_any_work(tmp_path, args, expected) -> None:
         assert text in done.stderr
     assert_compact(done.stderr)
     assert not list(tmp_path.glob("outputs/*/*/build"))
+    assert not list(tmp_path.glob("multirun/*/*/*/build"))
+    assert "Sweep summary" not in done.stdout
 
 
 @pytest.mark.parametrize(
