@@ -144,9 +144,15 @@ def job(
 # ---------------------------------------------------------------------------
 
 
-@functools.cache
-def reference_encoder(path: str) -> Callable[[str], list[int]]:
+def reference_encoder(path: str | os.PathLike[str]) -> Callable[[str], list[int]]:
     """Exact ids of a text straight from the library: no special tokens, no padding/truncation."""
+    absolute = os.path.abspath(path)
+    stat = os.stat(absolute)
+    return _reference_encoder(absolute, stat.st_size, stat.st_mtime_ns)
+
+
+@functools.cache
+def _reference_encoder(path: str, _size: int, _mtime: int) -> Callable[[str], list[int]]:
     if path.endswith(".model"):
         processor = spm.SentencePieceProcessor(model_file=path)
         return lambda text: list(processor.encode(text))
