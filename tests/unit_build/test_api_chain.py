@@ -25,6 +25,7 @@ from tests.unit_build.helpers import (
     job,
     read_json,
     reference_encoder,
+    sections,
     verify_build,
     write_jsonl,
 )
@@ -601,17 +602,27 @@ def test_run_rejects_bad_worker_counts(tmp_path, monkeypatch, sp_model, value, s
     assert_not_written("out")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: run(progress=...) is not validated: any truthy value (even 'no') shows the bar; "
-    "RunOptionError has a 'bool' rule for this that api.py never raises",
-)
-def test_run_rejects_a_non_bool_progress(tmp_path, monkeypatch, sp_model):
+@pytest.mark.parametrize("value", ["no", 0, 1, "yes"])
+def test_run_rejects_a_non_bool_progress(tmp_path, monkeypatch, sp_model, value):
     monkeypatch.chdir(tmp_path)
     write_jsonl("data/a.jsonl", [{"text": "the model"}])
     with pytest.raises(errors.RunOptionError) as info:
-        job(["./data/a.jsonl"], sp_model, out="./out").run(workers=1, progress="no")
-    assert (info.value.option, info.value.rule) == ("progress", "bool")
+        job(["./data/a.jsonl"], sp_model, out="./out").run(workers=1, progress=value)
+    assert (info.value.option, info.value.value, info.value.rule) == ("progress", value, "bool")
+    assert sections(info.value.message("en"))["Rule"] == ["progress must be True or False"]
+    assert sections(info.value.message("vi"))["Quy tắc"] == ["progress phải là True hoặc False"]
+    assert_not_written("out")
+
+
+@pytest.mark.parametrize("value", [None, True, False])
+def test_run_accepts_none_true_false_progress(tmp_path, monkeypatch, sp_model, capsys, value):
+    monkeypatch.chdir(tmp_path)
+    write_jsonl("data/a.jsonl", [{"text": "the model"}])
+    job(["./data/a.jsonl"], sp_model, out="./out").run(workers=1, progress=value)
+    err = capsys.readouterr().err
+    # A bar only when asked for (None: stderr is not a terminal under capsys).
+    assert ("unit-build:" in err) is (value is True)
+    assert "[unit-build] shard=000000 samples=1" in err
 
 
 def test_every_error_is_importable_from_the_top_level_package():
