@@ -127,6 +127,33 @@ class _PssSampler(threading.Thread):
         self.join()
 
 
+_HZ = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_busy_seconds() -> float:
+    """CPU seconds all cores have spent busy since boot (``/proc/stat``; idle and iowait excluded)."""
+    with open("/proc/stat", encoding="utf-8") as handle:
+        values = [int(v) for v in handle.readline().split()[1:]]
+    busy = sum(values[:8]) - values[3] - values[4]  # user..steal minus idle, iowait
+    return busy / _HZ
+
+
+def wait_for_idle(max_wait: float, threshold: float, window: float = 1.0) -> float:
+    """Wait (at most ``max_wait`` s) until other processes use under ``threshold`` of all cores.
+
+    Returns the busy share of the last window. A shared machine's other work skews every figure;
+    runs also record the CPU others used while they ran (``foreign_cpu_share``).
+    """
+    cores = os.cpu_count() or 1
+    deadline = time.monotonic() + max_wait
+    while True:
+        before = cpu_busy_seconds()
+        time.sleep(window)
+        share = (cpu_busy_seconds() - before) / (window * cores)
+        if share < threshold or time.monotonic() >= deadline:
+            return share
+
+
 def run_contender(
     python: str,
     spec: dict,
@@ -140,6 +167,7 @@ def run_contender(
         spec_path.write_text(json.dumps(spec))
         log_path = Path(tmp, "log.txt")
         with open(log_path, "wb") as log:
+            busy_before, own_before = cpu_busy_seconds(), time.process_time()
             started = time.perf_counter()
             proc = subprocess.Popen(
                 [python, str(CONTENDERS_PY), str(spec_path), str(result_path)],
@@ -165,6 +193,8 @@ def run_contender(
             if sampler:
                 sampler.stop()
             wall = time.perf_counter() - started
+            busy = cpu_busy_seconds() - busy_before
+            own = time.process_time() - own_before
         try:
             result = json.loads(result_path.read_text())
         except (OSError, ValueError):
@@ -173,6 +203,13 @@ def run_contender(
         result["peak_rss_kb"] = usage.ru_maxrss
         result["tree_pss_kb"] = sampler.peak_kb if sampler else None
         result["child_wall"] = wall
+        child_cpu = usage.ru_utime + usage.ru_stime  # the child and all its reaped descendants
+        result["child_cpu"] = child_cpu
+        # CPU that other processes on the machine used while this contender ran, as a share of
+        # all cores: a noisy neighbour shows up here rather than silently in the rates.
+        result["foreign_cpu_share"] = max(0.0, busy - child_cpu - own) / (
+            wall * (os.cpu_count() or 1)
+        )
         if result.get("status") == "error":
             result.setdefault("log", log_path.read_text(errors="replace")[-3000:])
     return result

@@ -39,6 +39,7 @@ from _harness import (  # noqa: E402
     remove,
     run_contender,
     tokenizer_kind,
+    wait_for_idle,
     warm_page_cache,
 )
 from generate import DEFAULT_DUP_RATE, DEFAULT_FIELDS, cached, default_input  # noqa: E402
@@ -66,6 +67,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--samples-per-shard", type=int, default=100_000)
     p.add_argument("--sample-interval", type=float, default=0.2)
     p.add_argument("--json", type=Path, default=None, help="write every raw measurement here")
+    p.add_argument("--wait-idle", type=float, default=120, help="max s to wait for an idle machine")
+    p.add_argument("--idle-threshold", type=float, default=0.15)
     return p.parse_args(argv)
 
 
@@ -110,6 +113,8 @@ def main(argv: list[str] | None = None) -> None:
                 "samples_per_shard": args.samples_per_shard,
                 "out": str(out),
             }
+            if args.wait_idle:
+                wait_for_idle(args.wait_idle, args.idle_threshold)
             load = loadavg()
             r = run_contender(sys.executable, spec, env=env, sample_interval=args.sample_interval)
             remove(out)
@@ -120,7 +125,8 @@ def main(argv: list[str] | None = None) -> None:
             print(
                 f"  {n:>10,} samples: {r['seconds']:8.2f}s  main {r['self_maxrss_kb'] / 1024:6.0f} MB"
                 f"  largest worker {r['children_maxrss_kb'] / 1024:6.0f} MB"
-                f"  tree PSS {(r['tree_pss_kb'] or 0) / 1024:6.0f} MB  load {load}",
+                f"  tree PSS {(r['tree_pss_kb'] or 0) / 1024:6.0f} MB  load {load}"
+                f"  others' CPU {r['foreign_cpu_share']:.0%}",
                 file=sys.stderr,
                 flush=True,
             )

@@ -30,7 +30,10 @@ Timing: each contender runs in a fresh child process (``_contenders.py``) that t
 work, after imports; the input file is read once beforehand so the page cache is warm for all.
 Medians over rounds; "x ceiling" is the median rate over the ceiling's median rate, "paired" is
 the median of the per-round ratios (each round's runs are minutes apart at most, which cancels
-slow drifts on a shared machine). The 1-minute load average before each run is recorded.
+slow drifts on a shared machine). Before each run the script waits (``--wait-idle``, at most 120 s
+by default) until other processes use under 15% of the cores, and every run records the share of
+all cores that OTHER processes used while it ran ("others' CPU"): a figure measured while that
+share was high is skewed, whatever the medians say.
 
 Memory: see ``_harness.py``. "peak RSS" is exact (``os.wait4`` ``ru_maxrss``: the largest single
 process of the contender, main process or worker); "tree PSS" is the sampled peak of the sum of
@@ -63,6 +66,7 @@ from _harness import (  # noqa: E402
     remove,
     run_contender,
     tokenizer_kind,
+    wait_for_idle,
     warm_page_cache,
 )
 from generate import DEFAULT_DUP_RATE, DEFAULT_FIELDS, cached, default_input  # noqa: E402
@@ -121,6 +125,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--sample-interval", type=float, default=0.5, help="tree PSS sampling, s (0: off)"
     )
     p.add_argument("--timeout", type=float, default=3600, help="per contender run, s")
+    p.add_argument(
+        "--wait-idle",
+        type=float,
+        default=120,
+        help="before each run wait up to this many s for the machine to be idle (0: don't)",
+    )
+    p.add_argument(
+        "--idle-threshold",
+        type=float,
+        default=0.15,
+        help="idle means other processes use under this share of all cores (default 0.15)",
+    )
     p.add_argument("--json", type=Path, default=None, help="write every raw measurement here")
     p.add_argument("--no-identity-check", action="store_true")
     return p.parse_args(argv)
@@ -205,6 +221,7 @@ def benchmark_tokenizer(args: argparse.Namespace, tokenizer: Path, data: Path) -
             remove(out)
             spec = dict(base_spec, contender=name, workers=w, out=str(out))
             python = args.competitor_python if name in ("datasets", "datatrove") else sys.executable
+            busy = wait_for_idle(args.wait_idle, args.idle_threshold) if args.wait_idle else None
             load = loadavg()
             result = run_contender(
                 python,
@@ -213,7 +230,9 @@ def benchmark_tokenizer(args: argparse.Namespace, tokenizer: Path, data: Path) -
                 sample_interval=args.sample_interval,
                 timeout=args.timeout,
             )
-            result.update(contender=name, workers=w, round=rnd, loadavg_before=load)
+            result.update(
+                contender=name, workers=w, round=rnd, loadavg_before=load, busy_before=busy
+            )
             raw.append(result)
             status = result.get("status")
             if status == "ok":
@@ -222,7 +241,8 @@ def benchmark_tokenizer(args: argparse.Namespace, tokenizer: Path, data: Path) -
                 print(
                     f"  round {rnd + 1}/{args.repeats} {label(name, w, cores):44s} "
                     f"{result['seconds']:8.2f}s {rate:10,.0f} samples/s  "
-                    f"peak RSS {result['peak_rss_kb'] / 1024:7.0f} MB  load {load}{extra}",
+                    f"peak RSS {result['peak_rss_kb'] / 1024:6.0f} MB  "
+                    f"others' CPU {result['foreign_cpu_share']:4.0%}{extra}",
                     file=sys.stderr,
                     flush=True,
                 )
@@ -310,6 +330,7 @@ def summarise(
                 "x_ceiling": rate / ceiling_rate if ceiling_rate else None,
                 "x_ceiling_paired": statistics.median(paired) if paired else None,
                 "seconds_all": [round(r["seconds"], 3) for r in runs],
+                "foreign_cpu_share": statistics.median(r["foreign_cpu_share"] for r in runs),
             }
         )
     order = {"ceiling": 0, "mintdim": 1, "datasets": 2, "datatrove": 3}
@@ -332,8 +353,8 @@ def render_table(summary: dict) -> str:
 
     head = (
         "| contender | samples/s | tokens/s | input MB/s | peak RSS MB | tree PSS MB "
-        "| x ceiling | x ceiling (paired) | runs (s) |\n"
-        "|---|---:|---:|---:|---:|---:|---:|---:|---|\n"
+        "| x ceiling | x ceiling (paired) | runs (s) | others' CPU |\n"
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|\n"
     )
     lines = []
     for row in summary["rows"]:
@@ -342,10 +363,11 @@ def render_table(summary: dict) -> str:
             f"| {row['label']}{mark} | {row['samples_per_s']:,.0f} | {row['tokens_per_s']:,.0f} "
             f"| {row['input_mb_per_s']:.2f} | {row['peak_rss_mb']:,.0f} "
             f"| {fmt(row['tree_pss_mb'], ',.0f')} | {fmt(row['x_ceiling'], '.3f')} "
-            f"| {fmt(row['x_ceiling_paired'], '.3f')} | {', '.join(map(str, row['seconds_all']))} |"
+            f"| {fmt(row['x_ceiling_paired'], '.3f')} | {', '.join(map(str, row['seconds_all']))} "
+            f"| {row['foreign_cpu_share']:.0%} |"
         )
     for name, reason in summary["skipped"].items():
-        lines.append(f"| {name}: skipped: {reason} | | | | | | | | |")
+        lines.append(f"| {name}: skipped: {reason} | | | | | | | | | |")
     return head + "\n".join(lines) + "\n"
 
 
