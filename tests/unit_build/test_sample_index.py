@@ -1,0 +1,255 @@
+"""sample_index.jsonl: every field of every line, and a property-based round trip on random data in
+which every record, the sample index, the duplicate index, the UNK index and stats agree with an
+independent computation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import warnings
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import mintdim
+from mintdim import TemplateLiteralWarning
+from tests.unit_build.helpers import (
+    Expected,
+    job,
+    read_json,
+    read_jsonl,
+    reference_encoder,
+    verify_build,
+    write_jsonl,
+)
+
+KEYS = [
+    "sample_id",
+    "hash",
+    "token_count",
+    "unit_size",
+    "source_file",
+    "source_line",
+    "shard_path",
+    "shard_row",
+]
+
+
+@pytest.fixture(autouse=True)
+def _english(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv("MINTDIM_LANG", raising=False)
+    mintdim.set_language(None)
+    yield
+    mintdim.set_language(None)
+
+
+@pytest.fixture
+def cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_every_field_of_every_line(cwd, sp_model):
+    rows_a = [{"text": "the model"}, None, {"text": "a data token unit shard build"}, {"text": ""}]
+    rows_b = [None, None, {"text": "the model"}, {"text": "x"}]
+    write_jsonl("data/a.jsonl", [r if r else "" for r in rows_a])
+    write_jsonl("data/b.jsonl", [r if r else " " for r in rows_b])
+    sizes = [2, 4, 8]
+    job(
+        ["./data/a.jsonl", "data/../data/b.jsonl"],
+        sp_model,
+        sizes=[sizes],
+        samples_per_shard=[1],
+        build_batch=[2],
+    ).run(workers=2)
+    encode = reference_encoder(str(sp_model))
+    lines = Path("out/sample_index.jsonl").read_text(encoding="utf-8").split("\n")
+    assert lines[-1] == ""
+    rows = [json.loads(line) for line in lines[:-1]]
+    assert [list(row) for row in rows] == [KEYS] * 5
+    texts = [
+        ("./data/a.jsonl", 1, "the model"),
+        ("./data/a.jsonl", 3, "a data token unit shard build"),
+        ("./data/a.jsonl", 4, ""),
+        ("data/../data/b.jsonl", 3, "the model"),
+        ("data/../data/b.jsonl", 4, "x"),
+    ]
+    seen: dict[int, int] = defaultdict(int)
+    for sample_id, (row, (source, line, text)) in enumerate(zip(rows, texts, strict=True)):
+        count = len(encode(text))
+        unit = next(s for s in sizes if s >= count)
+        assert row == {
+            "sample_id": sample_id,
+            "hash": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+            "token_count": count,
+            "unit_size": unit,
+            "source_file": source,
+            "source_line": line,
+            "shard_path": f"unit_{unit}/shard_{seen[unit]:06d}.bin",
+            "shard_row": 0,
+        }
+        seen[unit] += 1
+    # Lines are compact JSON (no spaces after separators).
+    assert lines[0].startswith('{"sample_id":0,"hash":"')
+    verify_build(
+        "out",
+        [Expected(s, n, t) for s, n, t in texts],
+        encode,
+        sizes,
+        1,
+        pad_id=0,
+    )
+
+
+@pytest.mark.parametrize(
+    "declared",
+    ["./data/a.jsonl", "data/a.jsonl", "ABSOLUTE", "./data/./a.jsonl"],
+)
+def test_source_file_is_the_path_as_declared(cwd, sp_model, declared):
+    write_jsonl("data/a.jsonl", [{"text": "the"}])
+    if declared == "ABSOLUTE":
+        declared = str(cwd / "data" / "a.jsonl")
+    job([declared], sp_model).run(workers=1)
+    assert read_jsonl("out/sample_index.jsonl")[0]["source_file"] == declared
+    assert read_json("out/manifest.json")["source"]["files"] == [declared]
+
+
+def test_shard_row_counts_within_each_shard_across_batches(cwd, hf_json):
+    texts = [" ".join(["the"] * (i % 5)) for i in range(17)]
+    write_jsonl("data/a.jsonl", [{"text": t} for t in texts])
+    sizes = [1, 2, 4]
+    job(["./data/a.jsonl"], hf_json, sizes=[sizes], samples_per_shard=[3], build_batch=[4]).run(
+        workers=3
+    )
+    build = verify_build(
+        "out",
+        [Expected("./data/a.jsonl", i, t) for i, t in enumerate(texts, start=1)],
+        reference_encoder(str(hf_json)),
+        sizes,
+        3,
+        pad_id=0,
+    )
+    places = [(r["shard_path"], r["shard_row"]) for r in build.samples()]
+    assert len(set(places)) == len(places)  # every record slot is used by one sample
+
+
+# ---------------------------------------------------------------------------
+# Property-based round trip
+# ---------------------------------------------------------------------------
+
+_WORDS = ["the", "model", "data", "token", "unit", "Viet Nam", "xin chao", "{x}", "42", "\n\n###"]
+_odd = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",), max_codepoint=0x1FFFF), max_size=10
+)
+_phrase = st.lists(st.sampled_from(_WORDS), max_size=12).map(" ".join)
+_text = st.one_of(_phrase, _odd, st.just(""), st.sampled_from(["中文", "🎉 the", "é"]))
+
+
+@st.composite
+def _datasets(draw):
+    pool = draw(st.lists(_text, min_size=1, max_size=6))
+    # Samples drawn from a small pool, so duplicates are frequent; some lines blank.
+    first = draw(st.lists(st.one_of(st.sampled_from(pool), _text, st.none()), max_size=18))
+    second = draw(st.lists(st.one_of(st.sampled_from(pool), st.none()), max_size=6))
+    return first, second
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    data=_datasets(),
+    kind=st.sampled_from(["sp_model", "hf_json"]),
+    size_seed=st.lists(st.integers(1, 40), min_size=1, max_size=4),
+    samples_per_shard=st.integers(1, 5),
+    build_batch=st.integers(1, 7),
+    workers=st.sampled_from([1, 1, 2]),
+)
+def test_round_trip_on_random_data(
+    tmp_path_factory,
+    request,
+    data,
+    kind,
+    size_seed,
+    samples_per_shard,
+    build_batch,
+    workers,
+):
+    tokenizer = request.getfixturevalue(kind)
+    encode = reference_encoder(str(tokenizer))
+    folder = tmp_path_factory.mktemp("roundtrip")
+    files = []
+    expected: list[Expected] = []
+    for name, rows in zip(("a", "b"), data, strict=True):
+        path = str(folder / f"{name}.jsonl")
+        write_jsonl(
+            path, [{"text": t, "n": i} if t is not None else "  " for i, t in enumerate(rows)]
+        )
+        files.append(path)
+        expected += [Expected(path, i, t) for i, t in enumerate(rows, start=1) if t is not None]
+    longest = max([len(encode(e.text)) for e in expected], default=0)
+    sizes = sorted(set(size_seed))
+    if sizes[-1] < longest:
+        sizes.append(longest)
+    out = folder / "out"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TemplateLiteralWarning)
+        result = job(
+            files,
+            tokenizer,
+            sizes=[sizes],
+            samples_per_shard=[samples_per_shard],
+            build_batch=[build_batch],
+            out=str(out),
+        ).run(workers=workers)
+    pad_id = 0
+    verify_build(out, expected, encode, sizes, samples_per_shard, pad_id)
+    stats = read_json(out / "stats.json")
+    assert result.outputs[0].stats == stats
+    blank = sum(rows.count(None) for rows in data)
+    assert stats["blank_lines"] == blank
+
+    # Duplicate index, computed independently.
+    by_text: dict[str, list[int]] = defaultdict(list)
+    for sample_id, e in enumerate(expected):
+        by_text[e.text].append(sample_id)
+    groups = sorted((ids for ids in by_text.values() if len(ids) > 1), key=lambda ids: ids[0])
+    assert read_jsonl(out / "duplicate_index.jsonl") == [
+        {
+            "hash": hashlib.sha256(expected[ids[0]].text.encode()).hexdigest(),
+            "count": len(ids),
+            "samples": [
+                {
+                    "sample_id": i,
+                    "source_file": expected[i].source_file,
+                    "source_line": expected[i].line,
+                }
+                for i in ids
+            ],
+        }
+        for ids in groups
+    ]
+    assert stats["duplicate_groups"] == len(groups)
+    assert stats["duplicate_samples"] == sum(len(ids) for ids in groups)
+
+    # UNK index, computed independently (unk_id 1 in both fixtures).
+    unk_rows = []
+    for sample_id, e in enumerate(expected):
+        positions = np.flatnonzero(np.asarray(encode(e.text), dtype=np.int64) == 1).tolist()
+        if positions:
+            unk_rows.append(
+                {
+                    "sample_id": sample_id,
+                    "hash": hashlib.sha256(e.text.encode()).hexdigest(),
+                    "source_file": e.source_file,
+                    "source_line": e.line,
+                    "unk_count": len(positions),
+                    "unk_positions": positions,
+                }
+            )
+    assert read_jsonl(out / "unk_index.jsonl") == unk_rows
+    assert stats["samples_with_unk"] == len(unk_rows)
+    assert stats["unk_tokens"] == sum(r["unk_count"] for r in unk_rows)
