@@ -622,6 +622,8 @@ def test_run_accepts_none_true_false_progress(tmp_path, monkeypatch, sp_model, c
     err = capsys.readouterr().err
     # A bar only when asked for (None: stderr is not a terminal under capsys).
     assert ("unit-build:" in err) is (value is True)
+    if value is True:  # the bar counts samples and shows the build's tokens/s
+        assert "unit-build: 1 samples" in err and "tokens/s" in err
     assert "[unit-build] shard=000000 samples=1" in err
 
 

@@ -128,6 +128,22 @@ def test_manifest_fields_and_shard_checksums(cwd, sp_model):
     assert stats["shard_count"] == len(manifest["shards"])
     assert stats["shard_bytes"] == sum(s["bytes"] for s in manifest["shards"])
     assert stats["token_dtype"] == "uint16" and stats["bytes_per_token"] == 2
+    spec_and_issue_keys = {
+        "total_samples",
+        "total_tokens",
+        "token_dtype",
+        "bytes_per_token",
+        "duplicate_groups",
+        "duplicate_samples",
+        "samples_with_unk",
+        "unk_tokens",
+        "unit_distribution",
+        "blank_lines",
+        "total_slots",
+        "pad_tokens",
+        "padding_ratio",
+    }
+    assert spec_and_issue_keys <= set(stats)
 
 
 def test_output_directory_holds_exactly_the_documented_files(cwd, sp_model):
