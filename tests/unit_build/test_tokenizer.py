@@ -24,6 +24,7 @@ from tests.unit_build.helpers import (
     file_sha256,
     job,
     read_json,
+    read_jsonl,
     reference_encoder,
     verify_build,
     write_jsonl,
@@ -382,3 +383,42 @@ def test_hf_encode_batch_keeps_ids_beyond_int32(cwd):
     flat, lengths = encoder.encode_batch(["the far", "far"])
     assert flat.tolist() == [2, 2**31 + 7, 2**31 + 7]
     assert lengths.tolist() == [2, 1]
+
+
+def test_each_output_uses_its_own_tokenizer_ids_and_dtype(cwd, hf_json):
+    """Mapped tokenizers and outputs: PAD, UNK and dtype are per output directory."""
+    wide = _word_level("wide.json", 70000)  # unk 0, pad 1, uint32
+    write_jsonl("data/a.jsonl", [{"text": "the 中 model"}])
+    write_jsonl("data/b.jsonl", [{"text": "the far unknown"}])
+    result = job(
+        ["./data/a.jsonl", "./data/b.jsonl"],
+        [hf_json, wide],
+        sizes=[[8]],
+        out=["./o1", "./o2"],
+    ).run(workers=2)
+    first = verify_build(
+        "o1",
+        [Expected("./data/a.jsonl", 1, "the 中 model")],
+        reference_encoder(str(hf_json)),
+        [8],
+        100,
+        pad_id=0,
+    )
+    second = verify_build(
+        "o2",
+        [Expected("./data/b.jsonl", 1, "the far unknown")],
+        reference_encoder(str(wide)),
+        [8],
+        100,
+        pad_id=1,
+    )
+    assert (
+        first.manifest["token_storage"]["dtype"],
+        second.manifest["token_storage"]["dtype"],
+    ) == (
+        "uint16",
+        "uint32",
+    )
+    assert read_jsonl("o1/unk_index.jsonl")[0]["unk_positions"] == [1]  # [UNK] is 1 here
+    assert read_jsonl("o2/unk_index.jsonl")[0]["unk_positions"] == [2]  # and 0 there
+    assert [o.stats["unk_tokens"] for o in result.outputs] == [1, 1]
