@@ -810,7 +810,8 @@ class OutputMappingError(_MappingError):
 class UnitValidationError(MintDimError, ValueError):
     """Raised when a units value breaks a rule; ``key`` is the full key, e.g. units.sizes[0][2].
 
-    ``rule`` is "positive_int", "ascending", "non_empty" or "list_of_lists".
+    ``rule`` is "positive_int", "ascending", "non_empty", "list_of_lists" (sizes) or
+    "list_of_ints" (build_batch).
     """
 
     key: str
@@ -824,6 +825,10 @@ class UnitValidationError(MintDimError, ValueError):
         "list_of_lists": (
             "must be a list of lists of integers",
             "phải là list các list số nguyên",
+        ),
+        "list_of_ints": (
+            "must be a list of positive integers (one shared, or one per file)",
+            "phải là list các số nguyên dương (một giá trị dùng chung, hoặc mỗi file một giá trị)",
         ),
     }
 

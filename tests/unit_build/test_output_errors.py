@@ -1,4 +1,4 @@
-"""An output directory that cannot be created is a named error, raised before any data is read."""
+"""An output directory that cannot be created is a named error, raised before anything is written."""
 
 from __future__ import annotations
 
@@ -24,7 +24,8 @@ def test_output_under_a_regular_file_is_cannot_create(tmp_path, sp_model):
         job.run(workers=1, progress=False)
     err = caught.value
     assert (err.directory, err.problem) == (str(blocker / "out"), "cannot_create")
-    assert "Not a directory" in err.detail
+    assert err.detail == f"{blocker} is a file, not a directory"
     assert "Output directory could not be created." in err.message("en")
     assert err.message("vi").splitlines()[0] == "OutputValidationError:"
     assert blocker.read_text() == "a file, not a directory"
+    assert not (tmp_path / "out").exists()

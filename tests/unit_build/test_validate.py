@@ -617,31 +617,20 @@ def test_mapped_sizes_name_the_bad_list(cwd, sp_model):
     assert (err.key, err.rule) == ("units.sizes[1][1]", "ascending")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: units/validate.py checks the arity of sizes before its shape, so the common "
-    "mistake sizes=[128, 192, 256, 320] for one file is reported as UnitMappingError "
-    "('Received 1 input file but 4 unit configs') instead of UnitValidationError list_of_lists",
-)
 def test_flat_sizes_list_is_a_unit_validation_error(cwd, sp_model):
-    err = fails(job(["./data/a.jsonl"], sp_model, sizes=[128, 192, 256, 320]), Exception)
-    assert isinstance(err, errors.UnitValidationError)
-    assert err.rule == "list_of_lists"
+    err = fails(
+        job(["./data/a.jsonl"], sp_model, sizes=[128, 192, 256, 320]), errors.UnitValidationError
+    )
+    assert (err.key, err.value, err.rule) == ("units.sizes[0]", 128, "list_of_lists")
 
 
 def test_flat_sizes_list_fails_before_anything_is_written(cwd, sp_model):
-    """Whatever its class (see the xfail above), the flat list is refused and nothing is written."""
+    """The flat list is refused and nothing is written."""
     with pytest.raises((errors.UnitValidationError, errors.UnitMappingError)):
         job(["./data/a.jsonl"], sp_model, sizes=[128, 192, 256, 320]).run(workers=1)
     assert_not_written("out")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a bare build_batch=4096 is reported as 'units.build_batch must be a list of lists "
-    "of integers'; build_batch is a list of ints (units/validate.py _mapped uses list_of_lists "
-    "for both keys)",
-)
 def test_bare_build_batch_is_reported_as_a_list_of_ints(cwd, sp_model):
     with pytest.raises(errors.UnitValidationError) as info:
         job(["./data/a.jsonl"], sp_model, build_batch=4096).run(workers=1)
@@ -1061,12 +1050,6 @@ def test_second_output_non_empty_leaves_the_first_unwritten(cwd, sp_model):
     assert_not_written("o1")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: output/dir.py OutputDirectory.create runs per directory at build start, so when "
-    "the 2nd output cannot be created the 1st is already created and left holding unit dirs, "
-    "index files and UNIT_BUILD_FAILED.md; a rerun then fails with 'not empty'",
-)
 def test_cannot_create_second_output_leaves_the_first_unwritten(cwd, sp_model):
     Path("blocker").write_text("file")
     with pytest.raises(errors.OutputValidationError) as info:

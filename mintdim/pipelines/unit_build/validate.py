@@ -49,7 +49,7 @@ def validate(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpec, En
     ]
     groups = output_validate.group_outputs(dirs, settings, files)
     absolute = source_validate.check_files_exist(files)
-    output_validate.check_directories_empty([dirs[members[0]] for members in groups])
+    output_validate.check_directories_usable([dirs[members[0]] for members in groups])
 
     encoders = {spec: load_encoder(spec) for spec in dict.fromkeys(tokenizers)}
     infos = {spec: _info(encoder) for spec, encoder in encoders.items()}

@@ -50,7 +50,7 @@ class OutputDirectory:
     def create(self) -> None:
         """Create the directory (validated absent or empty), its unit folders and index files."""
         try:
-            self.path.mkdir(parents=True, exist_ok=True)
+            self._claim()
             for size in self.plan.sizes:
                 unit_path = self.path / unit_dir_name(size)
                 unit_path.mkdir()
@@ -63,6 +63,15 @@ class OutputDirectory:
             raise OutputValidationError(
                 directory=self.plan.path, problem="cannot_create", detail=str(err)
             ) from err
+
+    def _claim(self) -> None:
+        # Validation found the directory absent or empty; mkdir without exist_ok makes the claim
+        # atomic when it was absent, and a second look catches a writer that got in between.
+        try:
+            self.path.mkdir(parents=True)
+        except FileExistsError:
+            if any(self.path.iterdir()):
+                raise OutputValidationError(directory=self.plan.path, problem="not_empty") from None
 
     def write(self, batch: EncodedBatch) -> None:
         """Append one batch: shard records, index lines, digests and counts."""

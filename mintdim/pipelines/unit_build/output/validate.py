@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from pathlib import Path
 
 from mintdim.shared.errors import (
     OutputConflictError,
@@ -14,7 +15,7 @@ from mintdim.shared.errors import (
 )
 from mintdim.shared.paths import resolve, same_place_key
 
-__all__ = ["check_directories_empty", "group_outputs", "output_dirs", "samples_per_shard"]
+__all__ = ["check_directories_usable", "group_outputs", "output_dirs", "samples_per_shard"]
 
 
 def output_dirs(value: object, file_count: int) -> list[str]:
@@ -66,14 +67,32 @@ def group_outputs(
     return list(groups.values())
 
 
-def check_directories_empty(paths: list[str]) -> None:
-    """Each directory must be absent or empty: MintDim never overwrites."""
+def check_directories_usable(paths: list[str]) -> None:
+    """Each directory must be empty, or absent and creatable: MintDim never overwrites.
+
+    Checking creatability here means a second unusable directory cannot leave the first one
+    created and half-made.
+    """
     for path in paths:
         absolute = resolve(path)
         if not absolute.exists():
+            _check_creatable(path, absolute)
             continue
         if not absolute.is_dir():
             raise OutputValidationError(directory=path, problem="not_a_directory")
         with os.scandir(absolute) as entries:
             if any(True for _ in entries):
                 raise OutputValidationError(directory=path, problem="not_empty")
+
+
+def _check_creatable(path: str, absolute: Path) -> None:
+    ancestor = absolute.parent
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        detail = f"{ancestor} is a file, not a directory"
+    elif not os.access(ancestor, os.W_OK | os.X_OK):
+        detail = f"no permission to create directories in {ancestor}"
+    else:
+        return
+    raise OutputValidationError(directory=path, problem="cannot_create", detail=detail)

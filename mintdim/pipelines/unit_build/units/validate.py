@@ -11,11 +11,15 @@ def unit_settings(
     sizes: object, build_batch: object, file_count: int
 ) -> list[tuple[tuple[int, ...], int]]:
     """Per file: its unit sizes and build_batch."""
+    # Shape before arity: a flat sizes=[128, 256] is the common mistake, not a count problem.
+    if not isinstance(sizes, list | tuple):
+        raise UnitValidationError(key="units.sizes", value=sizes, rule="list_of_lists")
+    for i, entry in enumerate(sizes):
+        if not isinstance(entry, list | tuple):
+            raise UnitValidationError(key=f"units.sizes[{i}]", value=entry, rule="list_of_lists")
     size_lists = _mapped(sizes, "sizes", file_count)
     for i, entry in enumerate(size_lists):
         key = f"units.sizes[{i}]"
-        if not isinstance(entry, list | tuple):
-            raise UnitValidationError(key=key, value=entry, rule="list_of_lists")
         if not entry:
             raise UnitValidationError(key=key, value=entry, rule="non_empty")
         for j, size in enumerate(entry):
@@ -23,6 +27,8 @@ def unit_settings(
         for j in range(1, len(entry)):
             if entry[j] <= entry[j - 1]:
                 raise UnitValidationError(key=f"{key}[{j}]", value=entry[j], rule="ascending")
+    if not isinstance(build_batch, list | tuple):
+        raise UnitValidationError(key="units.build_batch", value=build_batch, rule="list_of_ints")
     batches = _mapped(build_batch, "build_batch", file_count)
     for i, value in enumerate(batches):
         _positive_int(value, f"units.build_batch[{i}]")
@@ -32,9 +38,7 @@ def unit_settings(
     ]
 
 
-def _mapped(value: object, name: str, file_count: int) -> list:
-    if not isinstance(value, list | tuple):
-        raise UnitValidationError(key=f"units.{name}", value=value, rule="list_of_lists")
+def _mapped(value: list | tuple, name: str, file_count: int) -> list:
     if len(value) not in (1, file_count):
         raise UnitMappingError(file_count=file_count, got=len(value), key=name)
     return list(value)
