@@ -10,7 +10,11 @@ example code below is the spec's code, unchanged.
 from __future__ import annotations
 
 import json
+import os
+import select
 import shutil
+import struct
+import sys
 from pathlib import Path
 
 import pytest
@@ -656,3 +660,28 @@ def test_the_spec_example_build_is_deterministic_json(tmp_path, monkeypatch, sp_
         json.loads(text)
         for word in ("time", "date", "elapsed", "seconds"):
             assert word not in text.lower()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="needs a Linux pseudo-terminal")
+def test_progress_bar_by_default_only_when_stderr_is_a_terminal(tmp_path, monkeypatch, sp_model):
+    fcntl = pytest.importorskip("fcntl")
+    termios = pytest.importorskip("termios")
+    monkeypatch.chdir(tmp_path)
+    write_jsonl("data/a.jsonl", [{"text": "the model"}] * 3)
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # 24 x 100
+    terminal = os.fdopen(slave, "w", buffering=1, encoding="utf-8")
+    try:
+        assert terminal.isatty()
+        monkeypatch.setattr(sys, "stderr", terminal)
+        job(["./data/a.jsonl"], sp_model, out="./tty").run(workers=1)
+        terminal.flush()
+        shown = b""
+        while select.select([master], [], [], 0.2)[0]:
+            shown += os.read(master, 65536)
+    finally:
+        terminal.close()
+        os.close(master)
+    text = shown.decode("utf-8", "replace")
+    assert "unit-build: 3 samples" in text and "tokens/s" in text
+    assert "[unit-build] shard=000000 samples=3" in text
