@@ -36,6 +36,12 @@ all cores that OTHER processes used while it ran ("others' CPU"): a figure measu
 share was high is skewed, whatever the medians say. A run disturbed by more than ``--max-others``
 (10%) is repeated up to ``--retries`` (2) times and the least disturbed attempt counts.
 
+Diagnostics (second table): every run's time, the median share of the cores other processes
+used during the runs, cores kept busy (CPU seconds / wall seconds), CPU per 1k samples (main
+process, threads and reaped workers, timed region only) and "x ceiling by CPU" = the ceiling's
+CPU per sample over the contender's: what the ratio would be if both kept every core busy. It is
+much less sensitive to other load than the wall-clock ratios, but not a substitute for them.
+
 Memory: see ``_harness.py``. "peak RSS" is exact (``os.wait4`` ``ru_maxrss``: the largest single
 process of the contender, main process or worker); "tree PSS" is the sampled peak of the sum of
 PSS over the contender's whole process tree (its real total footprint).
@@ -319,6 +325,7 @@ def summarise(
         ceiling_variant = min(medians, key=medians.get)
         for r in ceiling_runs:
             r["seconds"] = r["variants"][ceiling_variant]["seconds"]
+            r["cpu"] = r["variants"][ceiling_variant].get("cpu")
             r["tokens"] = r["variants"][ceiling_variant]["tokens"]
             ceiling_by_round[r["round"]] = r
     groups: dict[tuple[str, int | None], list[dict]] = {}
@@ -329,6 +336,9 @@ def summarise(
     if ceiling_runs:
         ceiling_rate = statistics.median(r["samples"] / r["seconds"] for r in ceiling_runs)
     reference_tokens = ceiling_runs[0]["tokens"] if ceiling_runs else None
+    ceiling_cpu = None
+    if ceiling_runs and all(r.get("cpu") is not None for r in ceiling_runs):
+        ceiling_cpu = statistics.median(r["cpu"] / r["samples"] for r in ceiling_runs)
     for (name, w), runs in groups.items():
         seconds = statistics.median(r["seconds"] for r in runs)
         samples, tokens = runs[0]["samples"], runs[0]["tokens"]
@@ -339,8 +349,16 @@ def summarise(
             for r in runs
             if r["round"] in ceiling_by_round
         ]
+        cpu = None
+        if all(r.get("cpu") is not None for r in runs):
+            cpu = statistics.median(r["cpu"] / r["samples"] for r in runs)
         rows.append(
             {
+                "cpu_ms_per_1k_samples": None if cpu is None else cpu * 1e6,
+                "cores_busy": (
+                    statistics.median(r["cpu"] / r["seconds"] for r in runs) if cpu else None
+                ),
+                "x_ceiling_cpu": ceiling_cpu / cpu if (cpu and ceiling_cpu) else None,
                 "contender": name,
                 "workers": w,
                 "label": label(name, w, cores),
@@ -382,22 +400,32 @@ def render_table(summary: dict) -> str:
 
     head = (
         "| contender | samples/s | tokens/s | input MB/s | peak RSS MB | tree PSS MB "
-        "| x ceiling | x ceiling (paired) | runs (s) | others' CPU |\n"
-        "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|\n"
+        "| x ceiling | x ceiling (paired) |\n"
+        "|---|---:|---:|---:|---:|---:|---:|---:|\n"
     )
     lines = []
+    diag = [
+        "",
+        "| contender | runs (s) | others' CPU (median) | cores busy | CPU ms per 1k samples "
+        "| x ceiling by CPU |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
     for row in summary["rows"]:
         mark = "" if row["tokens_match_ceiling"] in (None, True) else " (TOKENS DIFFER)"
         lines.append(
             f"| {row['label']}{mark} | {row['samples_per_s']:,.0f} | {row['tokens_per_s']:,.0f} "
             f"| {row['input_mb_per_s']:.2f} | {row['peak_rss_mb']:,.0f} "
             f"| {fmt(row['tree_pss_mb'], ',.0f')} | {fmt(row['x_ceiling'], '.3f')} "
-            f"| {fmt(row['x_ceiling_paired'], '.3f')} | {', '.join(map(str, row['seconds_all']))} "
-            f"| {row['foreign_cpu_share']:.0%} |"
+            f"| {fmt(row['x_ceiling_paired'], '.3f')} |"
+        )
+        diag.append(
+            f"| {row['label']} | {', '.join(map(str, row['seconds_all']))} "
+            f"| {row['foreign_cpu_share']:.0%} | {fmt(row['cores_busy'], '.2f')} "
+            f"| {fmt(row['cpu_ms_per_1k_samples'], ',.0f')} | {fmt(row['x_ceiling_cpu'], '.3f')} |"
         )
     for name, reason in summary["skipped"].items():
-        lines.append(f"| {name}: skipped: {reason} | | | | | | | | | |")
-    return head + "\n".join(lines) + "\n"
+        lines.append(f"| {name}: skipped: {reason} | | | | | | | |")
+    return head + "\n".join(lines + diag) + "\n"
 
 
 def main(argv: list[str] | None = None) -> None:
