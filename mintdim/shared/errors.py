@@ -900,8 +900,9 @@ class UnitOverflowError(MintDimError, ValueError):
 class OutputValidationError(MintDimError, OSError):
     """Raised when the output directory cannot be used: not empty, a file, or not creatable.
 
-    ``problem`` is "not_empty", "not_a_directory" or "cannot_create"; ``detail`` (such as
-    the OS error text) is shown under Reason when given.
+    ``problem`` is "not_empty", "not_a_directory", "cannot_create" or "nested" (one output
+    directory of the build lies inside another); ``detail`` (such as the OS error text) is shown
+    under Reason when given.
     """
 
     directory: str
@@ -927,6 +928,12 @@ class OutputValidationError(MintDimError, OSError):
             "Check the path and its permissions, or use another output directory.",
             "Không tạo được thư mục output.",
             "Hãy kiểm tra đường dẫn và quyền ghi, hoặc dùng thư mục output khác.",
+        ),
+        "nested": (
+            "Output directory lies inside another output directory of this build.",
+            "Use output directories that do not contain one another.",
+            "Thư mục output nằm bên trong một thư mục output khác của lần build này.",
+            "Hãy dùng các thư mục output không chứa nhau.",
         ),
     }
 

@@ -10,7 +10,6 @@ import shutil
 import signal
 import sys
 import time
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import pytest
@@ -445,13 +444,6 @@ def test_a_killed_worker_is_a_worker_error_and_leaves_no_process(cwd, sp_model, 
 
 
 @needs_fork
-@pytest.mark.xfail(
-    strict=True,
-    raises=BrokenProcessPool,
-    reason="BUG: workers.py _pool_map calls pool.submit() outside any handler; once a worker "
-    "has died, the next submit raises concurrent.futures BrokenProcessPool, which reaches the "
-    "caller (and UNIT_BUILD_FAILED.md) instead of WorkerError",
-)
 def test_a_worker_dying_while_batches_are_still_read_is_a_worker_error(cwd, sp_model, monkeypatch):
     _kill_worker_on(monkeypatch, "die")
     real_batches = runtime._all_batches
@@ -470,12 +462,6 @@ def test_a_worker_dying_while_batches_are_still_read_is_a_worker_error(cwd, sp_m
 
 
 @needs_fork
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="BUG: workers.py _result builds WorkerError(detail=...) without exitcode, so the "
-    "documented 'Exit code: -9 (killed by SIGKILL)' section (the OOM-killer hint) never appears",
-)
 def test_a_killed_worker_reports_its_exit_code(cwd, sp_model, monkeypatch):
     _kill_worker_on(monkeypatch, "die")
     write_jsonl("data/a.jsonl", [{"text": "the"}, {"text": "die"}])
@@ -485,12 +471,6 @@ def test_a_killed_worker_reports_its_exit_code(cwd, sp_model, monkeypatch):
     assert sections(info.value.message("en"))["Exit code"] == ["-9 (killed by SIGKILL)"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: output/validate.py group_outputs only merges equal directories; an output inside "
-    "another (here ./o1/unit_8) is accepted, so o1/unit_8 ends up holding a second build's "
-    "manifest, indexes and unit_8/ next to o1's own shards",
-)
 def test_nested_output_directories_are_refused(cwd, sp_model):
     write_jsonl("data/a.jsonl", [{"text": "the model"}])
     write_jsonl("data/b.jsonl", [{"text": "a unit"}])
@@ -501,13 +481,6 @@ def test_nested_output_directories_are_refused(cwd, sp_model):
     assert not Path("o1").exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=OverflowError,
-    reason="BUG: the PAD id of a tokenizer.json padding section is never range-checked; with "
-    "pad_id 99999 and a 232-id vocabulary MintDim picks uint16 and np.full(..., 99999, uint16) "
-    "in units/planner.py padded_rows raises a raw OverflowError after writing began",
-)
 def test_pad_id_outside_the_token_dtype_is_handled(cwd, hf_json):
     from tokenizers import Tokenizer
 

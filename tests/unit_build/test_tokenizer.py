@@ -364,13 +364,6 @@ def test_dtype_follows_vocab_size_and_ids_read_back(cwd, largest_id, dtype):
     assert result.outputs[0].stats["bytes_per_token"] == width
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=OverflowError,
-    reason="BUG: tokenizer/hf_json.py encode_batch converts ids with np.array(e.ids, dtype=np.int32); "
-    "tokenizer.json ids are u32, so an id >= 2**31 (legal: uint32 shards hold up to 2**32-1) "
-    "raises OverflowError, reported as TokenizerEncodeError",
-)
 def test_hf_encode_batch_keeps_ids_beyond_int32(cwd):
     """A real tokenizer.json with a u32 id above 2**31; loaded with the library directly because
     the library's own ``to_str()`` (which MintDim's loader calls) walks every id up to the

@@ -977,7 +977,9 @@ def test_vocabulary_beyond_uint32_from_a_real_tokenizer_file(cwd):
     [(1, "uint16"), (65535, "uint16"), (65536, "uint32"), (2**32 - 1, "uint32"), (2**32, None)],
 )
 def test_check_vocab_boundaries(vocab_size, dtype):
-    encoder = SimpleNamespace(vocab_size=vocab_size, spec=SimpleNamespace(path="./t.json"))
+    encoder = SimpleNamespace(
+        vocab_size=vocab_size, pad_id=0, unk_id=1, spec=SimpleNamespace(path="./t.json")
+    )
     if dtype is None:
         with pytest.raises(errors.TokenDTypeValidationError) as info:
             check_vocab(encoder)

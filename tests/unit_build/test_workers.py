@@ -72,7 +72,7 @@ def _start_build(tmp_path: Path, hf_json: Path, samples: int) -> tuple[subproces
 
 def _wait_for_workers(process: subprocess.Popen, out: Path) -> list[int]:
     """Worker pids, once the build has written its first shard rows."""
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 180
     index = out / "sample_index.jsonl"
     while time.monotonic() < deadline:
         workers = _children(process.pid)
@@ -101,7 +101,7 @@ def test_ctrl_c_stops_every_worker_and_marks_the_build_failed(tmp_path, hf_json)
     process, out = _start_build(tmp_path, hf_json, samples=60000)
     workers = _wait_for_workers(process, out)
     process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=60)
+    _, stderr = process.communicate(timeout=180)
     assert process.returncode != 0
     assert "KeyboardInterrupt" in stderr
     assert "concurrent.futures" not in stderr
@@ -112,7 +112,7 @@ def test_a_killed_worker_becomes_a_worker_error(tmp_path, hf_json):
     process, out = _start_build(tmp_path, hf_json, samples=60000)
     workers = _wait_for_workers(process, out)
     os.kill(workers[0], signal.SIGKILL)
-    _, stderr = process.communicate(timeout=60)
+    _, stderr = process.communicate(timeout=180)
     assert process.returncode != 0
     assert "mintdim.shared.errors.WorkerError: WorkerError:" in stderr
     _assert_failed_cleanly(out, workers, "WorkerError")

@@ -31,6 +31,7 @@ from mintdim.pipelines.unit_build.source.jsonl import RawBatch, read_raw_batches
 from mintdim.pipelines.unit_build.tokenizer import Encoder
 from mintdim.pipelines.unit_build.workers import encode_in_order
 from mintdim.shared.errors import BuildInterruptedError
+from mintdim.shared.signals import sigint_ignored
 
 __all__ = ["run_build"]
 
@@ -60,11 +61,11 @@ def run_build(
                 if batch.error is not None:
                     raise batch.error
         results = tuple(OutputResult(o.plan.path, o.finish()) for o in outputs)
-    except KeyboardInterrupt:
-        _fail(outputs, BuildInterruptedError())
-        raise
     except BaseException as error:
-        _fail(outputs, error)
+        failure = BuildInterruptedError() if isinstance(error, KeyboardInterrupt) else error
+        with sigint_ignored():
+            for output in outputs:
+                output.fail(failure)
         raise
     finally:
         if bar is not None:
@@ -76,11 +77,6 @@ def _all_batches(plan: BuildPlan) -> Iterator[RawBatch]:
     # One stream across files keeps every worker busy at file boundaries.
     for file in plan.files:
         yield from read_raw_batches(file)
-
-
-def _fail(outputs: list[OutputDirectory], error: BaseException) -> None:
-    for output in outputs:
-        output.fail(error)
 
 
 def _stderr(line: str) -> None:

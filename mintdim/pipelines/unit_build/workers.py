@@ -19,19 +19,25 @@ import multiprocessing
 import os
 import signal
 import sys
+import time
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from multiprocessing.process import BaseProcess
 
 from mintdim.pipelines.unit_build.batch import BatchEncoder, EncodedBatch
 from mintdim.pipelines.unit_build.source.jsonl import RawBatch
 from mintdim.shared.errors import MintDimError, WorkerError
+from mintdim.shared.signals import sigint_ignored
 
 __all__ = ["encode_in_order"]
 
 _IN_FLIGHT_PER_WORKER = 3
 """Batches queued per worker: enough to keep every worker busy while the main process writes."""
+
+_STOP_GRACE_SECONDS = 60.0
+"""How long a worker may take to finish its batch after the build was stopped."""
 
 _START_METHOD = "fork" if sys.platform == "linux" else "spawn"
 
@@ -58,42 +64,65 @@ def _pool_map(
         initargs=(encoder,),
     )
     pending: deque[Future[EncodedBatch]] = deque()
+    # The executor has no public handle on its processes, and forgets them once it breaks:
+    # keep our own record to report a dead worker's exit code and to stop every one.
+    processes: dict[int, BaseProcess] = {}
     finished = False
     try:
         for batch in batches:
             pending.append(pool.submit(_encode, batch))
+            processes.update(pool._processes or {})
             if len(pending) >= workers * _IN_FLIGHT_PER_WORKER:
                 yield _result(pending.popleft())
         while pending:
             yield _result(pending.popleft())
         finished = True
+    except BrokenProcessPool as err:
+        # Raised by result() and, once a worker is gone, by submit() too.
+        raise _worker_error(processes.values(), err) from None
     finally:
         if finished:
             pool.shutdown(wait=True)
         else:  # a failing sample, a dead worker, Ctrl-C, or the consumer stopped early
-            _stop(pool, pending)
+            with sigint_ignored():
+                _stop(pool, list(processes.values()))
 
 
 def _result(future: Future[EncodedBatch]) -> EncodedBatch:
     try:
         return future.result()
-    except BrokenProcessPool as err:
-        raise WorkerError(detail=f"a worker process ended abruptly ({err})") from None
     except MintDimError as err:
         # The message already names file and line; the pool's remote traceback adds only noise.
         raise err from None
 
 
-def _stop(pool: ProcessPoolExecutor, pending: deque[Future[EncodedBatch]]) -> None:
-    for future in pending:
-        future.cancel()
-    processes = list((pool._processes or {}).values())  # the executor has no public handle on them
+def _worker_error(processes: Iterable[BaseProcess], err: BrokenProcessPool) -> WorkerError:
+    processes = list(processes)
+    for process in processes:
+        # The pool's own thread may be reaping the same process; join until the code is known.
+        process.join(timeout=10)
+    exitcodes = [p.exitcode for p in processes if p.exitcode]
+    # Once the pool breaks it SIGTERMs the survivors; the worker that died on its own is the news.
+    own = [code for code in exitcodes if code != -signal.SIGTERM]
+    return WorkerError(
+        detail=f"a worker process ended abruptly ({err})",
+        exitcode=(own or exitcodes or [None])[0],
+    )
+
+
+def _stop(pool: ProcessPoolExecutor, processes: Iterable[BaseProcess]) -> None:
+    """Stop early without corrupting the pool: queued batches are cancelled, each worker finishes
+    the batch in hand and exits. Killing a worker mid-send would leave half a message in the
+    result pipe, and the pool's own thread would wait on it forever (also at interpreter exit).
+    """
     pool.shutdown(wait=False, cancel_futures=True)
+    deadline = time.monotonic() + _STOP_GRACE_SECONDS
     for process in processes:
-        if process.is_alive():
+        process.join(timeout=max(0.0, deadline - time.monotonic()))
+    for process in processes:
+        if process.is_alive():  # stuck past the grace period: no clean way is left
             process.terminate()
-    for process in processes:
-        process.join()
+            process.join()
 
 
 def _init_worker(encoder: BatchEncoder) -> None:

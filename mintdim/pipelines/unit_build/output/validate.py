@@ -54,6 +54,7 @@ def group_outputs(
     groups: dict[str, list[int]] = {}
     for index, path in enumerate(dirs):
         groups.setdefault(same_place_key(path), []).append(index)
+    _check_not_nested({key: dirs[members[0]] for key, members in groups.items()})
     for members in groups.values():
         for setting in settings[members[0]]:
             declared = [settings[i][setting] for i in members]
@@ -65,6 +66,16 @@ def group_outputs(
                     files=[files[i] for i in members],
                 )
     return list(groups.values())
+
+
+def _check_not_nested(dirs: dict[str, str]) -> None:
+    """One build's outputs must not contain one another (their files would mix)."""
+    for inner_key, inner in dirs.items():
+        for outer_key, outer in dirs.items():
+            if inner_key != outer_key and Path(inner_key).is_relative_to(outer_key):
+                raise OutputValidationError(
+                    directory=inner, problem="nested", detail=f"{inner} is inside {outer}"
+                )
 
 
 def check_directories_usable(paths: list[str]) -> None:

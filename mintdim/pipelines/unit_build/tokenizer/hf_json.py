@@ -76,6 +76,7 @@ class HFJsonEncoder:
         encodings = self._tok.encode_batch_fast(texts, add_special_tokens=False)
         lengths = np.fromiter(map(len, encodings), dtype=np.int64, count=len(encodings))
         if not encodings:
-            return np.zeros(0, dtype=np.int32), lengths
+            return np.zeros(0, dtype=np.uint32), lengths
         # One array per encoding, then one concatenate: the fastest path out of Python int lists.
-        return np.concatenate([np.array(e.ids, dtype=np.int32) for e in encodings]), lengths
+        # uint32: tokenizer.json ids are u32, and every one of them must survive.
+        return np.concatenate([np.array(e.ids, dtype=np.uint32) for e in encodings]), lengths

@@ -56,10 +56,12 @@ def tokenizer_spec(config: object, kind: TokenizerKind, index: int) -> Tokenizer
 
 
 def check_vocab(encoder: Encoder) -> str:
-    """The shard dtype name for the encoder's vocabulary, or ``TokenDTypeValidationError``."""
-    dtype = token_dtype_for(encoder.vocab_size)
+    """The shard dtype name for the encoder's ids, or ``TokenDTypeValidationError``."""
+    # A padding section may name a PAD id outside the vocabulary; shards must still hold it.
+    largest = max(encoder.vocab_size, encoder.pad_id + 1, encoder.unk_id + 1)
+    dtype = token_dtype_for(largest)
     if dtype is None:
-        raise TokenDTypeValidationError(vocab_size=encoder.vocab_size, path=encoder.spec.path)
+        raise TokenDTypeValidationError(vocab_size=largest, path=encoder.spec.path)
     return dtype
 
 
