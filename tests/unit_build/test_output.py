@@ -357,10 +357,10 @@ def test_tokenizer_failure_names_the_sample(cwd, sp_model, monkeypatch):
     TokenizerEncodeError naming the sample, after the earlier batches were written."""
     encode_batch, encode = SentencePieceEncoder.encode_batch, SentencePieceEncoder.encode
 
-    def failing_batch(self, texts):
+    def failing_batch(self, texts, utf8):
         if "poison" in texts:
             raise RuntimeError("library refused the text")
-        return encode_batch(self, texts)
+        return encode_batch(self, texts, utf8)
 
     def failing_one(self, text):
         if text == "poison":
@@ -415,10 +415,10 @@ def _kill_worker_on(monkeypatch: pytest.MonkeyPatch, marker: str) -> None:
     parent = os.getpid()
     real = SentencePieceEncoder.encode_batch
 
-    def dying(self, texts):
+    def dying(self, texts, utf8):
         if os.getpid() != parent and marker in texts:
             os.kill(os.getpid(), signal.SIGKILL)
-        return real(self, texts)
+        return real(self, texts, utf8)
 
     monkeypatch.setattr(SentencePieceEncoder, "encode_batch", dying)
 

@@ -373,7 +373,7 @@ def test_hf_encode_batch_keeps_ids_beyond_int32(cwd):
     assert library.encode("the far").ids == [2, 2**31 + 7]
     encoder = object.__new__(HFJsonEncoder)
     encoder._tok = library
-    flat, lengths = encoder.encode_batch(["the far", "far"])
+    flat, lengths = encoder.encode_batch(["the far", "far"], [b"the far", b"far"])
     assert flat.tolist() == [2, 2**31 + 7, 2**31 + 7]
     assert lengths.tolist() == [2, 1]
 

@@ -126,10 +126,10 @@ def test_tokenizer_failure_inside_a_worker_names_the_sample(tmp_path, hf_json, m
         if "poison" in text:
             raise RuntimeError("library refused this text")
 
-    def encode_batch(self, texts):
+    def encode_batch(self, texts, utf8):
         for text in texts:
             refuse(text)
-        return real_batch(self, texts)
+        return real_batch(self, texts, utf8)
 
     def encode(self, text):
         refuse(text)

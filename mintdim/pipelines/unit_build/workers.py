@@ -24,6 +24,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from multiprocessing.process import BaseProcess
 
 from mintdim.pipelines.unit_build.batch import BatchEncoder, EncodedBatch
@@ -35,6 +36,8 @@ __all__ = ["encode_in_order"]
 
 _IN_FLIGHT_PER_WORKER = 3
 """Batches queued per worker: enough to keep every worker busy while the main process writes."""
+
+_PARALLELISM = "TOKENIZERS_PARALLELISM"
 
 _STOP_GRACE_SECONDS = 60.0
 """How long a worker may take to finish its batch after the build was stopped."""
@@ -49,7 +52,8 @@ def encode_in_order(
 ) -> Iterator[EncodedBatch]:
     """Encode every batch, yielding results in input order."""
     if workers == 1:
-        yield from map(encoder, batches)
+        with _one_tokenizer_thread():
+            yield from map(encoder, batches)
         return
     yield from _pool_map(encoder, batches, workers)
 
@@ -125,10 +129,24 @@ def _stop(pool: ProcessPoolExecutor, processes: Iterable[BaseProcess]) -> None:
             process.join()
 
 
+@contextmanager
+def _one_tokenizer_thread() -> Iterator[None]:
+    """``tokenizers`` reads this variable on every call: off, one worker means one core."""
+    previous = os.environ.get(_PARALLELISM)
+    os.environ[_PARALLELISM] = "false"
+    try:
+        yield
+    finally:
+        if previous is None:
+            del os.environ[_PARALLELISM]
+        else:
+            os.environ[_PARALLELISM] = previous
+
+
 def _init_worker(encoder: BatchEncoder) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # One thread per worker: the pool already puts one process on each core.
-    os.environ["TOKENIZERS_PARALLELISM"] = "false"
+    os.environ[_PARALLELISM] = "false"
     global _worker_encoder
     _worker_encoder = encoder
 

@@ -91,22 +91,35 @@ def parse_lines(batch: RawBatch, plan: FilePlan) -> ParsedLines:
     texts: list[str] = []
     numbers: list[int] = []
     blank = 0
-    template, fields = plan.template, plan.fields
+    render = plan.template.render
     for line_number, raw in enumerate(batch.lines, start=batch.first_line):
-        line = raw[:-1] if raw.endswith(b"\r") else raw
-        if not line.strip():
-            blank += 1
-            continue
+        # Fast path: a well-formed sample renders directly (orjson takes a trailing \r as JSON
+        # whitespace). Blank lines and every kind of bad line fail here and get the slow look.
         try:
-            sample = orjson.loads(line)
-        except orjson.JSONDecodeError as err:
-            return ParsedLines(texts, numbers, blank, _parse_error(plan, line_number, line, err))
-        values = _field_values(sample, plan, line_number, fields)
-        if isinstance(values, MintDimError):
-            return ParsedLines(texts, numbers, blank, values)
-        texts.append(template.render(values))
+            texts.append(render(orjson.loads(raw)))
+        except (orjson.JSONDecodeError, KeyError, TypeError):
+            outcome = _inspect(raw, plan, line_number)
+            if outcome is None:
+                blank += 1
+                continue
+            if isinstance(outcome, MintDimError):
+                return ParsedLines(texts, numbers, blank, outcome)
+            texts.append(outcome)
         numbers.append(line_number)
     return ParsedLines(texts, numbers, blank, None)
+
+
+def _inspect(raw: bytes, plan: FilePlan, line_number: int) -> str | MintDimError | None:
+    """The rendered text of a line, its error, or None for a blank line."""
+    line = raw[:-1] if raw.endswith(b"\r") else raw
+    if not line.strip():
+        return None
+    try:
+        sample = orjson.loads(line)
+    except orjson.JSONDecodeError as err:
+        return _parse_error(plan, line_number, line, err)
+    values = _field_values(sample, plan, line_number, plan.fields)
+    return values if isinstance(values, MintDimError) else plan.template.render(values)
 
 
 def _field_values(

@@ -27,7 +27,9 @@ class Encoder(Protocol):
 
     def decode(self, ids: list[int]) -> str: ...
 
-    def encode_batch(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]: ...
+    def encode_batch(self, texts: list[str], utf8: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+        """Ids of every text back to back, and each text's count; ``utf8[i]`` is
+        ``texts[i].encode()``, already made for hashing, for libraries that read bytes faster."""
 
 
 def load_encoder(spec: TokenizerSpec) -> Encoder:

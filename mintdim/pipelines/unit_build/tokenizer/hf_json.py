@@ -71,8 +71,8 @@ class HFJsonEncoder:
         """Text of a list of ids."""
         return self._tok.decode(ids, skip_special_tokens=False)
 
-    def encode_batch(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        """All ids of ``texts`` concatenated, and each text's token count."""
+    def encode_batch(self, texts: list[str], utf8: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+        """All ids of ``texts`` concatenated, and each text's token count (the library reads str)."""
         encodings = self._tok.encode_batch_fast(texts, add_special_tokens=False)
         lengths = np.fromiter(map(len, encodings), dtype=np.int64, count=len(encodings))
         if not encodings:
