@@ -162,7 +162,8 @@ def _unk_parts(
     ends = np.cumsum(lengths)
     samples = np.searchsorted(ends, hits, side="right")
     positions = (hits - (ends - lengths)[samples]).tolist()
-    # Python lists from here: slicing them is far cheaper than np.split for many small pieces.
+    # Python lists from here: slicing them is far cheaper than np.split for many small pieces,
+    # and orjson writes an int list ten times faster than joining str() of each.
     cuts = [0, *(np.flatnonzero(np.diff(samples)) + 1).tolist(), len(positions)]
     samples = samples.tolist()
     parts = []
@@ -173,7 +174,7 @@ def _unk_parts(
                 sample,
                 f'"hash":"{hexes[sample]}","source_file":{source},"source_line":{lines[sample]},'
                 f'"unk_count":{stop - start},'
-                f'"unk_positions":[{",".join(map(str, positions[start:stop]))}]}}\n',
+                f'"unk_positions":{orjson.dumps(positions[start:stop]).decode()}}}\n',
             )
         )
     return parts, len(positions)

@@ -56,7 +56,11 @@ class Template:
         A value that is not a ``str`` raises TypeError and a missing key KeyError, so a JSONL
         reader can try this first and inspect the sample only when it fails.
         """
-        return _renderer(self)(sample)
+        return self.renderer()(sample)
+
+    def renderer(self) -> Callable[[Mapping[str, object]], str]:
+        """``render`` as a plain function, for loops that call it once per sample."""
+        return _renderer(self)
 
 
 @functools.cache

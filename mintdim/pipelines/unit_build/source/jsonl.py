@@ -91,7 +91,7 @@ def parse_lines(batch: RawBatch, plan: FilePlan) -> ParsedLines:
     texts: list[str] = []
     numbers: list[int] = []
     blank = 0
-    render = plan.template.render
+    render = plan.template.renderer()
     for line_number, raw in enumerate(batch.lines, start=batch.first_line):
         # Fast path: a well-formed sample renders directly (orjson takes a trailing \r as JSON
         # whitespace). Blank lines and every kind of bad line fail here and get the slow look.
