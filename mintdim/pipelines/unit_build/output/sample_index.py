@@ -32,14 +32,17 @@ class SampleIndexWriter:
         self, first_id: int, parts: list[str], shard_numbers: np.ndarray, shard_rows: np.ndarray
     ) -> None:
         """Write one line per sample of a batch whose first sample has id ``first_id``."""
+        numbers = shard_numbers.tolist()
+        # A batch touches few shards: format each number once, not once per sample.
+        names = {number: f"{number:06d}" for number in set(numbers)}
         self._handle.write(
             "".join(
                 [
-                    f'{{"sample_id":{sample_id},{part}{shard:06d}.bin","shard_row":{row}}}\n'
+                    f'{{"sample_id":{sample_id},{part}{names[shard]}.bin","shard_row":{row}}}\n'
                     for sample_id, part, shard, row in zip(
                         range(first_id, first_id + len(parts)),
                         parts,
-                        shard_numbers.tolist(),
+                        numbers,
                         shard_rows.tolist(),
                         strict=True,
                     )
