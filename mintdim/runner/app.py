@@ -28,12 +28,19 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from mintdim import BuildInterruptedError, MintDimError, set_language
+from mintdim import (
+    BuildInterruptedError,
+    ConfigValueError,
+    DemoFileError,
+    MintDimError,
+    SweepOutputError,
+    UnknownConfigKeyError,
+    set_language,
+)
 from mintdim.runner import schema as schema_module
 from mintdim.runner.callbacks import finish_pending_sweep
 from mintdim.runner.confdir import config_dir
 from mintdim.runner.demo import register_resolvers
-from mintdim.runner.errors import RunnerError, SweepOutputError, UnknownConfigKeyError
 from mintdim.runner.schema import MintDimConfig, field_help, node_schema, register_configs
 from mintdim.runner.schema import valid_keys as schema_keys
 from mintdim.runner.summary import build_summary, human_bytes
@@ -45,6 +52,17 @@ log = logging.getLogger("mintdim")
 
 RESOLVED_CONFIG = "resolved_config.yaml"
 """Written into each Hydra job directory: the config with every interpolation resolved."""
+
+_CONFIG_ERRORS: tuple[type[MintDimError], ...] = (
+    UnknownConfigKeyError,
+    ConfigValueError,
+    DemoFileError,
+)
+"""MintDim errors that are configuration mistakes found before any work: they exit with 2.
+
+Every other MintDim error (a failed build, a ``SweepOutputError``) exits with 1, and
+``BuildInterruptedError`` with 130, like Ctrl-C outside a build.
+"""
 
 # Both must happen before Hydra composes conf/ (at import, so joblib/Ray workers get them too).
 register_resolvers()
@@ -227,7 +245,7 @@ def _report(error: BaseException) -> int:
         print(error.message(lang), file=sys.stderr)
         if isinstance(error, BuildInterruptedError):
             return 130
-        return error.exit_code if isinstance(error, RunnerError) else 1
+        return 2 if isinstance(error, _CONFIG_ERRORS) else 1
     if isinstance(error, CompactHydraException):
         print(str(error), file=sys.stderr)
         if isinstance(error.__cause__, OmegaConfBaseException):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from mintdim.runner.errors import DemoFileError
+from mintdim import DemoFileError
 
 __all__ = ["DEMO_DIR", "RESOLVER", "demo_files", "demo_path", "register_resolvers"]
 

@@ -24,9 +24,8 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from mintdim import BuildResult, MintDimError, pipeline
+from mintdim import BuildResult, ConfigValueError, MintDimError, pipeline
 from mintdim.pipelines.unit_build.api import UnitBuildPipeline
-from mintdim.runner.errors import ConfigValueError
 from mintdim.runner.schema import field_help
 
 __all__ = [

@@ -26,6 +26,8 @@ from typing import Any, ClassVar
 __all__ = [
     "LANGUAGES",
     "BuildInterruptedError",
+    "ConfigValueError",
+    "DemoFileError",
     "FieldMappingError",
     "FieldValueTypeError",
     "MintDimError",
@@ -39,6 +41,7 @@ __all__ = [
     "SamplesPerShardError",
     "SourceParseError",
     "SourceValidationError",
+    "SweepOutputError",
     "TemplateFieldMismatchError",
     "TemplateMappingError",
     "TemplateSyntaxError",
@@ -52,6 +55,7 @@ __all__ = [
     "UnitMappingError",
     "UnitOverflowError",
     "UnitValidationError",
+    "UnknownConfigKeyError",
     "UnknownPipelineError",
     "WorkerError",
     "error_classes",
@@ -1595,6 +1599,154 @@ class BuildInterruptedError(MintDimError):
         )
 
 
+# ---------------------------------------------------------------------------
+# Command-line errors (python -m mintdim.run); exit codes are the runner's concern
+# ---------------------------------------------------------------------------
+
+
+class UnknownConfigKeyError(MintDimError, ValueError):
+    """Raised by the command line when the config has a key the schema does not know.
+
+    Hydra rejects ``key=value`` for an unknown key by itself; ``+key=value`` (or a key in the
+    user's own YAML) gets past it, so the runner checks the composed config before any work.
+    ``unknown`` maps each unknown dotted key to the valid keys of its parent node.
+    """
+
+    unknown: dict[str, list[str]]
+
+    def __init__(self, *, unknown: dict[str, list[str]]) -> None:
+        super().__init__(unknown={key: list(valid) for key, valid in unknown.items()})
+
+    def _valid_lines(self, lang: str) -> list[str]:
+        top = "(top level)" if lang == "en" else "(cấp ngoài cùng)"
+        return [
+            f"- {key.rpartition('.')[0] or top}: {', '.join(names)}"
+            for key, names in self.unknown.items()
+        ]
+
+    def _render(self, lang: str) -> str:
+        keys, valid = _bullets(self.unknown), self._valid_lines(lang)
+        if lang == "en":
+            return _compose(
+                "UnknownConfigKeyError",
+                "The config has keys MintDim does not know.",
+                _section("Unknown keys", *keys) if keys else None,
+                _section("Valid keys", *valid) if valid else None,
+                _section(
+                    "Fix",
+                    "remove the key or correct its spelling (see: python -m mintdim.run --help)",
+                ),
+            )
+        return _compose(
+            "UnknownConfigKeyError",
+            "Config có key mà MintDim không biết.",
+            _section("Key không hợp lệ", *keys) if keys else None,
+            _section("Key hợp lệ", *valid) if valid else None,
+            _section(
+                "Cách sửa",
+                "xóa key hoặc sửa lại chính tả (xem: python -m mintdim.run --help)",
+            ),
+        )
+
+
+class ConfigValueError(MintDimError, ValueError):
+    """Raised by the command line when a config value cannot be read at all.
+
+    For example an interpolation that fails or a value that is missing. ``key`` is the dotted
+    key, ``detail`` OmegaConf's own explanation, ``expected`` an example of a valid value
+    (empty when there is none).
+    """
+
+    key: str
+    detail: str
+    expected: str
+
+    def __init__(self, *, key: str, detail: str, expected: str = "") -> None:
+        super().__init__(key=key, detail=detail, expected=expected)
+
+    def _render(self, lang: str) -> str:
+        if lang == "en":
+            return _compose(
+                "ConfigValueError",
+                "A config value could not be read.",
+                _section("Key", self.key),
+                _section("Reason", self.detail),
+                _section("Expected", self.expected) if self.expected else None,
+            )
+        return _compose(
+            "ConfigValueError",
+            "Không đọc được một giá trị trong config.",
+            _section("Key", self.key),
+            _section("Lý do", self.detail),
+            _section("Giá trị đúng", self.expected) if self.expected else None,
+        )
+
+
+class DemoFileError(MintDimError, FileNotFoundError):
+    """Raised when ``${mintdim_demo:<name>}`` names a file that is not bundled with MintDim."""
+
+    name: str
+    available: list[str]
+
+    def __init__(self, *, name: str, available: list[str]) -> None:
+        super().__init__(name=name, available=list(available))
+
+    def _render(self, lang: str) -> str:
+        files = _bullets(self.available)
+        if lang == "en":
+            return _compose(
+                "DemoFileError",
+                "${mintdim_demo:...} names a file that is not bundled with MintDim.",
+                _section("Name", self.name),
+                _section("Bundled files", *files) if files else None,
+            )
+        return _compose(
+            "DemoFileError",
+            "${mintdim_demo:...} trỏ tới file không có sẵn trong MintDim.",
+            _section("Tên", self.name),
+            _section("Các file có sẵn", *files) if files else None,
+        )
+
+
+class SweepOutputError(MintDimError, FileExistsError):
+    """Raised in a sweep (``-m``) when a job's output directory already exists.
+
+    Every job of a sweep must write into a directory that it creates itself: an existing one
+    was left by an earlier launch (a reused ``hydra.sweep.dir``) or is shared with another job
+    (an ``output.dir`` that is the same for every job).
+    """
+
+    directory: str
+
+    def __init__(self, *, directory: str) -> None:
+        super().__init__(directory=directory)
+
+    def _render(self, lang: str) -> str:
+        if lang == "en":
+            return _compose(
+                "SweepOutputError",
+                "A sweep job's output directory already exists.",
+                _section("Directory", self.directory),
+                _section(
+                    "Rule",
+                    "in a sweep (-m) every job writes into a new directory of its own",
+                    "keep the default output (a directory inside each job's directory), "
+                    "or give each job its own output.dir",
+                ),
+            )
+        return _compose(
+            "SweepOutputError",
+            "Thư mục output của một job trong sweep đã tồn tại.",
+            _section("Thư mục", self.directory),
+            _section(
+                "Quy tắc",
+                "trong sweep (-m) mỗi job ghi vào một thư mục mới của riêng nó",
+                "hãy giữ output mặc định (một thư mục nằm trong thư mục của từng job), "
+                "hoặc cho mỗi job một output.dir riêng",
+            ),
+        )
+
+
 _ERROR_CLASSES: tuple[type[MintDimError], ...] = (
     PipelineValidationError,
     MintDimFileNotFoundError,
@@ -1624,6 +1776,10 @@ _ERROR_CLASSES: tuple[type[MintDimError], ...] = (
     RunOptionError,
     WorkerError,
     BuildInterruptedError,
+    UnknownConfigKeyError,
+    ConfigValueError,
+    DemoFileError,
+    SweepOutputError,
 )
 
 

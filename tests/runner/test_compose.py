@@ -10,11 +10,10 @@ from hydra.errors import ConfigCompositionException, MissingConfigException
 from omegaconf import OmegaConf
 from omegaconf.errors import ValidationError
 
-from mintdim import pipeline
+from mintdim import ConfigValueError, DemoFileError, UnknownConfigKeyError, pipeline
 from mintdim.runner import config_dir, demo_path
 from mintdim.runner.app import check_known_keys, hint_lines
 from mintdim.runner.demo import DEMO_DIR, demo_files
-from mintdim.runner.errors import ConfigValueError, DemoFileError, UnknownConfigKeyError
 from mintdim.runner.schema import field_help, node_schema, valid_keys
 from mintdim.runner.translate import fluent_arguments, job_from_config
 

@@ -15,6 +15,8 @@ import pytest
 from mintdim.shared import errors
 from mintdim.shared.errors import (
     BuildInterruptedError,
+    ConfigValueError,
+    DemoFileError,
     FieldMappingError,
     FieldValueTypeError,
     MintDimError,
@@ -28,6 +30,7 @@ from mintdim.shared.errors import (
     SamplesPerShardError,
     SourceParseError,
     SourceValidationError,
+    SweepOutputError,
     TemplateFieldMismatchError,
     TemplateMappingError,
     TemplateSyntaxError,
@@ -41,6 +44,7 @@ from mintdim.shared.errors import (
     UnitMappingError,
     UnitOverflowError,
     UnitValidationError,
+    UnknownConfigKeyError,
     UnknownPipelineError,
     WorkerError,
     error_classes,
@@ -1265,6 +1269,118 @@ def test_build_interrupted_error():
 
 
 # ---------------------------------------------------------------------------
+# Command-line errors (python -m mintdim.run)
+# ---------------------------------------------------------------------------
+
+UNKNOWN_KEYS = {
+    "units.foo": ["sizes", "build_batch"],
+    "wrokers": ["source", "tokenizer", "units", "output", "workers"],
+}
+
+
+def test_unknown_config_key_error():
+    err = UnknownConfigKeyError(unknown=UNKNOWN_KEYS)
+    en, vi = err.message("en"), err.message("vi")
+    assert en.splitlines()[:2] == [
+        "UnknownConfigKeyError:",
+        "The config has keys MintDim does not know.",
+    ]
+    assert vi.splitlines()[:2] == ["UnknownConfigKeyError:", "Config có key mà MintDim không biết."]
+    assert headers(en) == ["Unknown keys", "Valid keys", "Fix"]
+    assert headers(vi) == ["Key không hợp lệ", "Key hợp lệ", "Cách sửa"]
+    assert body(en, "Unknown keys") == ["- units.foo", "- wrokers"]
+    assert body(vi, "Key không hợp lệ") == ["- units.foo", "- wrokers"]
+    assert body(en, "Valid keys") == [
+        "- units: sizes, build_batch",
+        "- (top level): source, tokenizer, units, output, workers",
+    ]
+    assert body(vi, "Key hợp lệ") == [
+        "- units: sizes, build_batch",
+        "- (cấp ngoài cùng): source, tokenizer, units, output, workers",
+    ]
+    assert body(en, "Fix") == [
+        "remove the key or correct its spelling (see: python -m mintdim.run --help)"
+    ]
+    assert body(vi, "Cách sửa") == [
+        "xóa key hoặc sửa lại chính tả (xem: python -m mintdim.run --help)"
+    ]
+    assert err.unknown == UNKNOWN_KEYS
+    assert pickle.loads(pickle.dumps(err)).message("vi") == vi
+
+
+def test_config_value_error():
+    err = ConfigValueError(
+        key="output.dir",
+        detail="HydraConfig was not set",
+        expected="./artifacts/units",
+    )
+    en, vi = err.message("en"), err.message("vi")
+    assert en.splitlines()[:2] == ["ConfigValueError:", "A config value could not be read."]
+    assert vi.splitlines()[:2] == ["ConfigValueError:", "Không đọc được một giá trị trong config."]
+    assert headers(en) == ["Key", "Reason", "Expected"]
+    assert headers(vi) == ["Key", "Lý do", "Giá trị đúng"]
+    assert body(en, "Key") == body(vi, "Key") == ["output.dir"]
+    assert body(en, "Reason") == body(vi, "Lý do") == ["HydraConfig was not set"]
+    assert body(en, "Expected") == body(vi, "Giá trị đúng") == ["./artifacts/units"]
+    assert (err.key, err.detail, err.expected) == (
+        "output.dir",
+        "HydraConfig was not set",
+        "./artifacts/units",
+    )
+    assert pickle.loads(pickle.dumps(err)).message("vi") == vi
+
+    without_example = ConfigValueError(key="output.dir", detail="missing")
+    assert headers(without_example.message("en")) == ["Key", "Reason"]
+    assert headers(without_example.message("vi")) == ["Key", "Lý do"]
+
+
+def test_demo_file_error():
+    err = DemoFileError(name="alpaca.jsonl", available=["a.jsonl", "b.model"])
+    en, vi = err.message("en"), err.message("vi")
+    assert en.splitlines()[:2] == [
+        "DemoFileError:",
+        "${mintdim_demo:...} names a file that is not bundled with MintDim.",
+    ]
+    assert vi.splitlines()[:2] == [
+        "DemoFileError:",
+        "${mintdim_demo:...} trỏ tới file không có sẵn trong MintDim.",
+    ]
+    assert headers(en) == ["Name", "Bundled files"]
+    assert headers(vi) == ["Tên", "Các file có sẵn"]
+    assert body(en, "Name") == body(vi, "Tên") == ["alpaca.jsonl"]
+    assert body(en, "Bundled files") == body(vi, "Các file có sẵn") == ["- a.jsonl", "- b.model"]
+    assert (err.name, err.available) == ("alpaca.jsonl", ["a.jsonl", "b.model"])
+    assert pickle.loads(pickle.dumps(err)).message("vi") == vi
+
+
+def test_sweep_output_error():
+    err = SweepOutputError(directory="multirun/2026-01-01/12-00-00-000000/0/build")
+    en, vi = err.message("en"), err.message("vi")
+    assert en.splitlines()[:2] == [
+        "SweepOutputError:",
+        "A sweep job's output directory already exists.",
+    ]
+    assert vi.splitlines()[:2] == [
+        "SweepOutputError:",
+        "Thư mục output của một job trong sweep đã tồn tại.",
+    ]
+    assert headers(en) == ["Directory", "Rule"]
+    assert headers(vi) == ["Thư mục", "Quy tắc"]
+    assert body(en, "Directory") == body(vi, "Thư mục") == [err.directory]
+    assert body(en, "Rule") == [
+        "in a sweep (-m) every job writes into a new directory of its own",
+        "keep the default output (a directory inside each job's directory), "
+        "or give each job its own output.dir",
+    ]
+    assert body(vi, "Quy tắc") == [
+        "trong sweep (-m) mỗi job ghi vào một thư mục mới của riêng nó",
+        "hãy giữ output mặc định (một thư mục nằm trong thư mục của từng job), "
+        "hoặc cho mỗi job một output.dir riêng",
+    ]
+    assert pickle.loads(pickle.dumps(err)).message("vi") == vi
+
+
+# ---------------------------------------------------------------------------
 # Language selection
 # ---------------------------------------------------------------------------
 
@@ -1384,6 +1500,10 @@ def one_of_each() -> list[MintDimError]:
         RunOptionError(option="workers", value=-1, rule="positive_int"),
         WorkerError(detail="worker 0 died", exitcode=-9),
         BuildInterruptedError(signal_name="SIGTERM"),
+        UnknownConfigKeyError(unknown={"units.foo": ["sizes", "build_batch"]}),
+        ConfigValueError(key="output.dir", detail="missing", expected="./out"),
+        DemoFileError(name="nope.jsonl", available=["a.jsonl"]),
+        SweepOutputError(directory="multirun/x/0/build"),
     ]
 
 
@@ -1405,7 +1525,7 @@ def test_error_classes_are_every_subclass_in_the_module():
         and not name.startswith("_")  # private bases such as _MappingError are not errors
     }
     assert set(error_classes()) == defined
-    assert len(error_classes()) == 28
+    assert len(error_classes()) == 32
 
 
 def test_all_names_every_public_name():
@@ -1500,6 +1620,10 @@ def test_error_raised_in_worker_process_arrives_intact():
         (RunOptionError, (ValueError,)),
         (WorkerError, (RuntimeError,)),
         (BuildInterruptedError, ()),
+        (UnknownConfigKeyError, (ValueError,)),
+        (ConfigValueError, (ValueError,)),
+        (DemoFileError, (FileNotFoundError, OSError)),
+        (SweepOutputError, (FileExistsError, OSError)),
     ],
 )
 def test_builtin_bases(cls, builtins):
