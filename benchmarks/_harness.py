@@ -10,11 +10,12 @@ How memory is measured (both figures are per contender run, each run in its own 
   children ever reaped, so deltas of it are meaningless; wait4 on each child avoids that).
   The child also reports its own ``RUSAGE_SELF`` (main process only, = ``VmHWM``) and
   ``RUSAGE_CHILDREN`` (largest worker) so main process and workers can be told apart.
-* ``peak tree PSS`` (sampled): every ``--sample-interval`` seconds (default 0.5) the orchestrator
-  sums ``Pss`` from ``/proc/<pid>/smaps_rollup`` over the child and all its descendants. PSS
+* ``peak tree PSS`` (sampled): every ``--sample-interval`` seconds (default 2, memory.py 1) the
+  orchestrator sums ``Pss`` from ``/proc/<pid>/smaps_rollup`` over the child and all its descendants. PSS
   splits pages shared between forked workers and their parent, so the sum is the contender's real
-  total footprint; being sampled, it can miss a peak shorter than the interval. Sampling costs
-  about 1-2 ms of CPU per sample, in the orchestrator (an otherwise idle third process).
+  total footprint; being sampled, it can miss a peak shorter than the interval. One sample costs
+  10-50 ms of CPU in the orchestrator (reading smaps_rollup walks page tables), so the interval
+  is kept at 1-2 s (under ~3% of one core); ``--sample-interval 0`` switches it off.
 """
 
 from __future__ import annotations
@@ -94,13 +95,21 @@ def _children_map() -> dict[int, list[int]]:
     return kids
 
 
-def tree_pss_kb(root: int) -> int:
-    """Sum of PSS (kB) over ``root`` and its descendants; 0 when it is gone."""
+def descendants(root: int) -> list[int]:
+    """``root`` and every process below it."""
     kids = _children_map()
-    todo, total = [root], 0
+    todo, found = [root], []
     while todo:
         pid = todo.pop()
+        found.append(pid)
         todo.extend(kids.get(pid, ()))
+    return found
+
+
+def pss_kb(pids: list[int]) -> int:
+    """Sum of PSS (kB) of ``pids``; processes that are gone count 0."""
+    total = 0
+    for pid in pids:
         try:
             with open(f"/proc/{pid}/smaps_rollup", "rb") as handle:
                 for line in handle:
@@ -112,15 +121,28 @@ def tree_pss_kb(root: int) -> int:
     return total
 
 
+def tree_pss_kb(root: int) -> int:
+    """Sum of PSS (kB) over ``root`` and its descendants; 0 when it is gone."""
+    return pss_kb(descendants(root))
+
+
 class _PssSampler(threading.Thread):
+    # Reading smaps_rollup walks the page tables (tens of ms for a few hundred MB), and listing
+    # /proc costs ~10 ms: the tree is re-listed every third sample only, and the default
+    # intervals (1-2 s) keep the sampler under ~3% of one core.
     def __init__(self, pid: int, interval: float) -> None:
         super().__init__(daemon=True)
         self.pid, self.interval, self.peak_kb = pid, interval, 0
         self._stop_event = threading.Event()
 
     def run(self) -> None:
+        pids: list[int] = []
+        tick = 0
         while not self._stop_event.wait(self.interval):
-            self.peak_kb = max(self.peak_kb, tree_pss_kb(self.pid))
+            if tick % 3 == 0:
+                pids = descendants(self.pid)
+            tick += 1
+            self.peak_kb = max(self.peak_kb, pss_kb(pids))
 
     def stop(self) -> None:
         self._stop_event.set()
@@ -158,7 +180,7 @@ def run_contender(
     python: str,
     spec: dict,
     env: dict[str, str] | None = None,
-    sample_interval: float = 0.5,
+    sample_interval: float = 2.0,
     timeout: float | None = None,
 ) -> dict:
     """Run one contender in a fresh child; its result plus exact peak RSS and sampled tree PSS."""

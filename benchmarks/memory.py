@@ -67,7 +67,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--sizes", default=",".join(map(str, DEFAULT_SIZES)))
     p.add_argument("--build-batch", type=int, default=4096)
     p.add_argument("--samples-per-shard", type=int, default=100_000)
-    p.add_argument("--sample-interval", type=float, default=0.2)
+    p.add_argument("--sample-interval", type=float, default=1.0)
     p.add_argument("--json", type=Path, default=None, help="write every raw measurement here")
     p.add_argument("--wait-idle", type=float, default=120, help="max s to wait for an idle machine")
     p.add_argument("--idle-threshold", type=float, default=0.15)

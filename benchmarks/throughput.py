@@ -129,7 +129,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--hf-batch-size", type=int, default=1000, help="datasets map batch_size")
     p.add_argument("--datatrove-batch-size", type=int, default=10_000)
     p.add_argument(
-        "--sample-interval", type=float, default=0.5, help="tree PSS sampling, s (0: off)"
+        "--sample-interval", type=float, default=2.0, help="tree PSS sampling, s (0: off)"
     )
     p.add_argument("--timeout", type=float, default=3600, help="per contender run, s")
     p.add_argument(
