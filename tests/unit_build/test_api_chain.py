@@ -34,15 +34,6 @@ from tests.unit_build.helpers import (
     write_jsonl,
 )
 
-
-@pytest.fixture(autouse=True)
-def _english(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.delenv("MINTDIM_LANG", raising=False)
-    mintdim.set_language(None)
-    yield
-    mintdim.set_language(None)
-
-
 ALPACA = [
     {"instruction": "build the model", "input": "a data token", "output": "the unit", "id": 1},
     {"instruction": "train", "input": "", "output": "a shard of the data", "id": 2},

@@ -10,22 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import mintdim
 from tests.unit_build.helpers import job, read_json, read_jsonl, write_jsonl
-
-
-@pytest.fixture(autouse=True)
-def _english(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.delenv("MINTDIM_LANG", raising=False)
-    mintdim.set_language(None)
-    yield
-    mintdim.set_language(None)
-
-
-@pytest.fixture
-def cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def sha(text: str) -> str:

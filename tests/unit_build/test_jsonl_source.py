@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-import mintdim
 from mintdim.pipelines.unit_build.source import jsonl
 from mintdim.shared import errors
 from tests.conftest import corpora_file
@@ -29,20 +28,6 @@ from tests.unit_build.helpers import (
 )
 
 SIZES = [4, 8, 16, 64]
-
-
-@pytest.fixture(autouse=True)
-def _english(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.delenv("MINTDIM_LANG", raising=False)
-    mintdim.set_language(None)
-    yield
-    mintdim.set_language(None)
-
-
-@pytest.fixture
-def cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def build(tokenizer: Path, files=("./data/a.jsonl",), *, workers: int = 1, **kwargs):

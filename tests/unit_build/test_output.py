@@ -41,20 +41,6 @@ from tests.unit_build.helpers import (
 SIZES = [4, 8, 16, 64]
 
 
-@pytest.fixture(autouse=True)
-def _english(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.delenv("MINTDIM_LANG", raising=False)
-    mintdim.set_language(None)
-    yield
-    mintdim.set_language(None)
-
-
-@pytest.fixture
-def cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
 def _rows(count: int) -> list:
     """Varied samples: lengths across every unit, duplicates, UNK, blank lines."""
     words = ["the", "model", "data", "token", "unit", "中", "shard", "build"]

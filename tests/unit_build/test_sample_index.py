@@ -16,7 +16,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import mintdim
 from mintdim import TemplateLiteralWarning
 from tests.unit_build.helpers import (
     Expected,
@@ -38,20 +37,6 @@ KEYS = [
     "shard_path",
     "shard_row",
 ]
-
-
-@pytest.fixture(autouse=True)
-def _english(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.delenv("MINTDIM_LANG", raising=False)
-    mintdim.set_language(None)
-    yield
-    mintdim.set_language(None)
-
-
-@pytest.fixture
-def cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def test_every_field_of_every_line(cwd, sp_model):

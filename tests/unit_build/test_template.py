@@ -12,7 +12,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import mintdim
 from mintdim import TemplateLiteralWarning
 from mintdim.pipelines.unit_build.source.template import parse_template
 from mintdim.shared import errors
@@ -28,20 +27,6 @@ from tests.unit_build.helpers import (
 )
 
 SIZES = [8, 32, 128]
-
-
-@pytest.fixture(autouse=True)
-def _english(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.delenv("MINTDIM_LANG", raising=False)
-    mintdim.set_language(None)
-    yield
-    mintdim.set_language(None)
-
-
-@pytest.fixture
-def cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 # ---------------------------------------------------------------------------

@@ -13,7 +13,6 @@ import pytest
 import sentencepiece as spm
 from tokenizers import Tokenizer
 
-import mintdim
 from mintdim import TemplateLiteralWarning
 from mintdim.pipelines.unit_build.output.reader import open_build
 from mintdim.pipelines.unit_build.tokenizer.hf_json import HFJsonEncoder
@@ -29,21 +28,6 @@ from tests.unit_build.helpers import (
     verify_build,
     write_jsonl,
 )
-
-
-@pytest.fixture(autouse=True)
-def _english(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.delenv("MINTDIM_LANG", raising=False)
-    mintdim.set_language(None)
-    yield
-    mintdim.set_language(None)
-
-
-@pytest.fixture
-def cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
 
 TEXTS = [
     "the model is a unit",

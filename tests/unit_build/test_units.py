@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-import mintdim
 from mintdim.pipelines.unit_build.units import shard_writer
 from mintdim.shared import errors
 from tests.unit_build.helpers import (
@@ -25,20 +24,6 @@ from tests.unit_build.helpers import (
     verify_build,
     write_jsonl,
 )
-
-
-@pytest.fixture(autouse=True)
-def _english(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.delenv("MINTDIM_LANG", raising=False)
-    mintdim.set_language(None)
-    yield
-    mintdim.set_language(None)
-
-
-@pytest.fixture
-def cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def the(n: int) -> str:

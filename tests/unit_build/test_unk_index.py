@@ -12,26 +12,11 @@ import numpy as np
 import pytest
 from tokenizers import Tokenizer
 
-import mintdim
 from mintdim.pipelines.unit_build.output.reader import open_build
 from tests.conftest import corpora_file
 from tests.unit_build.helpers import job, read_json, read_jsonl, reference_encoder, write_jsonl
 
 KEYS = ["sample_id", "hash", "source_file", "source_line", "unk_count", "unk_positions"]
-
-
-@pytest.fixture(autouse=True)
-def _english(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.delenv("MINTDIM_LANG", raising=False)
-    mintdim.set_language(None)
-    yield
-    mintdim.set_language(None)
-
-
-@pytest.fixture
-def cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def expected_unk_rows(encode, samples: list[tuple[str, int, str]], unk_id: int) -> list[dict]:
