@@ -60,12 +60,15 @@ def _start_build(tmp_path: Path, hf_json: Path, samples: int) -> tuple[subproces
             .run(workers=2, progress=False))
         """
     )
+    spool = tmp_path / "tmp"
+    spool.mkdir()
     process = subprocess.Popen(
         [sys.executable, "-c", script],
         cwd=REPO,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env={**os.environ, "TMPDIR": str(spool)},  # where workers spool their results
     )
     return process, out
 
@@ -86,6 +89,7 @@ def _wait_for_workers(process: subprocess.Popen, out: Path) -> list[int]:
 
 def _assert_failed_cleanly(out: Path, workers: list[int], error_name: str) -> None:
     assert not (out / "manifest.json").exists()
+    assert not list((out.parent / "tmp").iterdir()), "spooled batches were left behind"
     for size in SIZES:
         marker = out / f"unit_{size}" / "UNIT_BUILD_FAILED.md"
         text = marker.read_text(encoding="utf-8")

@@ -3,8 +3,9 @@
 With one worker everything runs in this process. With more, a process pool works on a bounded
 window of batches (so memory stays flat however fast the file is read) and results are yielded
 strictly in submission order, which keeps sample ids, shards and indexes identical to a
-one-worker build. Workers ignore SIGINT: Ctrl-C reaches the main process, which stops the pool
-and leaves no process behind. A worker that dies becomes a ``WorkerError``.
+one-worker build. Each result travels through a spool file, so only a short path crosses the
+pool's pipe. Workers ignore SIGINT: Ctrl-C reaches the main process, which stops the pool and
+leaves no process behind. A worker that dies becomes a ``WorkerError``.
 
 On Linux workers are forked: they inherit the tokenizers already loaded for validation and never
 re-import the caller's ``__main__`` (spawn does, which breaks notebooks, stdin scripts and scripts
@@ -15,10 +16,13 @@ no thread of its own before the pool exists.
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import os
+import pickle
 import signal
 import sys
+import tempfile
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -45,6 +49,8 @@ _STOP_GRACE_SECONDS = 60.0
 _START_METHOD = "fork" if sys.platform == "linux" else "spawn"
 
 _worker_encoder: BatchEncoder | None = None
+_worker_spool = ""
+_spool_numbers = itertools.count()
 
 
 def encode_in_order(
@@ -61,13 +67,20 @@ def encode_in_order(
 def _pool_map(
     encoder: BatchEncoder, batches: Iterable[RawBatch], workers: int
 ) -> Iterator[EncodedBatch]:
+    with tempfile.TemporaryDirectory(prefix="mintdim-batches-") as spool:
+        yield from _spooled_pool_map(encoder, batches, workers, spool)
+
+
+def _spooled_pool_map(
+    encoder: BatchEncoder, batches: Iterable[RawBatch], workers: int, spool: str
+) -> Iterator[EncodedBatch]:
     pool = ProcessPoolExecutor(
         max_workers=workers,
         mp_context=multiprocessing.get_context(_START_METHOD),
         initializer=_init_worker,
-        initargs=(encoder,),
+        initargs=(encoder, spool),
     )
-    pending: deque[Future[EncodedBatch]] = deque()
+    pending: deque[Future[str]] = deque()
     # The executor has no public handle on its processes, and forgets them once it breaks:
     # keep our own record to report a dead worker's exit code and to stop every one.
     processes: dict[int, BaseProcess] = {}
@@ -92,12 +105,16 @@ def _pool_map(
                 _stop(pool, list(processes.values()))
 
 
-def _result(future: Future[EncodedBatch]) -> EncodedBatch:
+def _result(future: Future[str]) -> EncodedBatch:
     try:
-        return future.result()
+        path = future.result()
     except MintDimError as err:
         # The message already names file and line; the pool's remote traceback adds only noise.
         raise err from None
+    with open(path, "rb") as handle:
+        batch = pickle.load(handle)
+    os.unlink(path)
+    return batch
 
 
 def _worker_error(processes: Iterable[BaseProcess], err: BrokenProcessPool) -> WorkerError:
@@ -143,13 +160,23 @@ def _one_tokenizer_thread() -> Iterator[None]:
             os.environ[_PARALLELISM] = previous
 
 
-def _init_worker(encoder: BatchEncoder) -> None:
+def _init_worker(encoder: BatchEncoder, spool: str) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # One thread per worker: the pool already puts one process on each core.
     os.environ[_PARALLELISM] = "false"
-    global _worker_encoder
-    _worker_encoder = encoder
+    global _worker_encoder, _worker_spool
+    _worker_encoder, _worker_spool = encoder, spool
 
 
-def _encode(batch: RawBatch) -> EncodedBatch:
-    return _worker_encoder(batch)
+def _encode(batch: RawBatch) -> str:
+    """Encode a batch and spool the result to a file; only its path goes back through the pool.
+
+    A worker killed while writing a multi-megabyte result into the pool's pipe would leave half
+    a message there, and the pool's reader would wait for the rest forever. A path is far below
+    PIPE_BUF, so the kernel writes it whole or not at all.
+    """
+    result = _worker_encoder(batch)
+    path = os.path.join(_worker_spool, f"{os.getpid()}-{next(_spool_numbers)}.pickle")
+    with open(path, "wb") as handle:
+        pickle.dump(result, handle, protocol=pickle.HIGHEST_PROTOCOL)
+    return path
