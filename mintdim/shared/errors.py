@@ -1571,7 +1571,7 @@ class WorkerError(MintDimError, RuntimeError):
 
 
 class BuildInterruptedError(MintDimError):
-    """Raised when the user stops a build (Ctrl-C); what was written is not a finished build."""
+    """Raised when a build is stopped by Ctrl-C (SIGINT) or SIGTERM; nothing written is finished."""
 
     signal_name: str
 
@@ -1582,14 +1582,14 @@ class BuildInterruptedError(MintDimError):
         if lang == "en":
             return _compose(
                 "BuildInterruptedError",
-                "The build was stopped by the user.",
+                "The build was stopped before it finished.",
                 _section("Signal", self.signal_name),
                 _section("Result", "the build did not finish; nothing written is a finished build"),
                 _section("Fix", "run the build again into a new or empty output directory"),
             )
         return _compose(
             "BuildInterruptedError",
-            "Build đã bị người dùng dừng.",
+            "Build đã bị dừng trước khi hoàn tất.",
             _section("Tín hiệu", self.signal_name),
             _section(
                 "Kết quả",

@@ -1258,8 +1258,11 @@ def test_worker_error():
 def test_build_interrupted_error():
     err = BuildInterruptedError()
     en, vi = err.message("en"), err.message("vi")
-    assert en.splitlines()[:2] == ["BuildInterruptedError:", "The build was stopped by the user."]
-    assert vi.splitlines()[:2] == ["BuildInterruptedError:", "Build đã bị người dùng dừng."]
+    assert en.splitlines()[:2] == [
+        "BuildInterruptedError:",
+        "The build was stopped before it finished.",
+    ]
+    assert vi.splitlines()[:2] == ["BuildInterruptedError:", "Build đã bị dừng trước khi hoàn tất."]
     assert headers(en) == ["Signal", "Result", "Fix"]
     assert headers(vi) == ["Tín hiệu", "Kết quả", "Cách sửa"]
     assert body(en, "Signal") == ["SIGINT"]

@@ -1,4 +1,4 @@
-"""Worker processes: Ctrl-C, a killed worker and a tokenizer failure end the build cleanly.
+"""Worker processes: Ctrl-C, SIGTERM, a killed worker or main process, and a tokenizer failure.
 
 Each case checks what a user relies on: the real error reaches them (not a pool traceback), every
 unit directory says the build failed, no manifest exists, and no worker process is left behind.
@@ -159,3 +159,30 @@ def test_tokenizer_failure_inside_a_worker_names_the_sample(tmp_path, hf_json, m
     assert caught.value.__cause__ is None
     assert not (tmp_path / "out" / "manifest.json").exists()
     assert (tmp_path / "out" / "unit_8" / "UNIT_BUILD_FAILED.md").exists()
+
+
+def test_sigterm_stops_the_build_like_ctrl_c(tmp_path, hf_json):
+    process, out = _start_build(tmp_path, hf_json, samples=60000)
+    workers = _wait_for_workers(process, out)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=180)
+    assert process.returncode != 0
+    assert "concurrent.futures" not in stderr
+    _assert_failed_cleanly(out, workers, "BuildInterruptedError")
+    marker = (out / f"unit_{SIZES[0]}" / "UNIT_BUILD_FAILED.md").read_text(encoding="utf-8")
+    assert "Signal:\nSIGTERM" in marker
+    assert "Tín hiệu:\nSIGTERM" in marker
+
+
+def test_workers_end_when_the_main_process_is_killed(tmp_path, hf_json):
+    """SIGKILL (or the OOM killer) gives the main process no chance to clean up: the workers
+    must still not outlive it."""
+    process, out = _start_build(tmp_path, hf_json, samples=60000)
+    workers = _wait_for_workers(process, out)
+    process.kill()
+    process.communicate(timeout=180)
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [pid for pid in workers if _alive(pid)], "workers outlived the main process"
+    assert not (out / "manifest.json").exists()

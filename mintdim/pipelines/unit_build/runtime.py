@@ -31,7 +31,7 @@ from mintdim.pipelines.unit_build.source.jsonl import RawBatch, read_raw_batches
 from mintdim.pipelines.unit_build.tokenizer import Encoder
 from mintdim.pipelines.unit_build.workers import encode_in_order
 from mintdim.shared.errors import BuildInterruptedError
-from mintdim.shared.signals import sigint_ignored
+from mintdim.shared.signals import sigterm_as_interrupt, stop_signals_ignored
 
 __all__ = ["run_build"]
 
@@ -48,29 +48,40 @@ def run_build(
     outputs = [
         OutputDirectory(out, [plan.files[i] for i in out.file_indexes], log) for out in plan.outputs
     ]
-    try:
-        for output in outputs:
-            output.create()
-        encoder = BatchEncoder(plan, encoders)
-        # closing(): on any error the workers stop now, not when the traceback is collected.
-        with closing(encode_in_order(encoder, _all_batches(plan), workers)) as encoded:
-            for batch in encoded:
-                outputs[plan.files[batch.file_index].output_index].write(batch)
-                if bar is not None:
-                    bar.advance(batch.sample_count, int(batch.token_counts.sum()))
-                if batch.error is not None:
-                    raise batch.error
-        results = tuple(OutputResult(o.plan.path, o.finish()) for o in outputs)
-    except BaseException as error:
-        failure = BuildInterruptedError() if isinstance(error, KeyboardInterrupt) else error
-        with sigint_ignored():
-            for output in outputs:
-                output.fail(failure)
-        raise
-    finally:
-        if bar is not None:
-            bar.close()
-    return BuildResult(outputs=results)
+    with sigterm_as_interrupt() as stop:
+        try:
+            return BuildResult(outputs=_build(plan, encoders, workers, outputs, bar))
+        except BaseException as error:
+            if isinstance(error, KeyboardInterrupt):
+                error = BuildInterruptedError(signal_name=stop.name)
+            with stop_signals_ignored():
+                for output in outputs:
+                    output.fail(error)
+            raise
+        finally:
+            if bar is not None:
+                bar.close()
+
+
+def _build(
+    plan: BuildPlan,
+    encoders: dict[TokenizerSpec, Encoder],
+    workers: int,
+    outputs: list[OutputDirectory],
+    bar: _Progress | None,
+) -> tuple[OutputResult, ...]:
+    for output in outputs:
+        output.create()
+    encoder = BatchEncoder(plan, encoders)
+    # closing(): on any error the workers stop now, not when the traceback is collected.
+    with closing(encode_in_order(encoder, _all_batches(plan), workers)) as encoded:
+        for batch in encoded:
+            outputs[plan.files[batch.file_index].output_index].write(batch)
+            if bar is not None:
+                bar.advance(batch.sample_count, int(batch.token_counts.sum()))
+            if batch.error is not None:
+                raise batch.error
+    return tuple(OutputResult(o.plan.path, o.finish()) for o in outputs)
 
 
 def _all_batches(plan: BuildPlan) -> Iterator[RawBatch]:

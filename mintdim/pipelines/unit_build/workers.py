@@ -16,6 +16,7 @@ no thread of its own before the pool exists.
 
 from __future__ import annotations
 
+import ctypes
 import itertools
 import multiprocessing
 import os
@@ -34,7 +35,7 @@ from multiprocessing.process import BaseProcess
 from mintdim.pipelines.unit_build.batch import BatchEncoder, EncodedBatch
 from mintdim.pipelines.unit_build.source.jsonl import RawBatch
 from mintdim.shared.errors import MintDimError, WorkerError
-from mintdim.shared.signals import sigint_ignored
+from mintdim.shared.signals import stop_signals_ignored
 
 __all__ = ["encode_in_order"]
 
@@ -42,6 +43,9 @@ _IN_FLIGHT_PER_WORKER = 3
 """Batches queued per worker: enough to keep every worker busy while the main process writes."""
 
 _PARALLELISM = "TOKENIZERS_PARALLELISM"
+
+_PR_SET_PDEATHSIG = 1
+"""prctl option (linux/prctl.h): the signal a process gets when its parent exits."""
 
 _STOP_GRACE_SECONDS = 60.0
 """How long a worker may take to finish its batch after the build was stopped."""
@@ -78,13 +82,13 @@ def _spooled_pool_map(
         max_workers=workers,
         mp_context=multiprocessing.get_context(_START_METHOD),
         initializer=_init_worker,
-        initargs=(encoder, spool),
+        initargs=(encoder, spool, os.getpid()),
     )
     pending: deque[Future[str]] = deque()
     # The executor has no public handle on its processes, and forgets them once it breaks:
     # keep our own record to report a dead worker's exit code and to stop every one.
     processes: dict[int, BaseProcess] = {}
-    finished = False
+    outcome = "stopped"  # a failing sample, Ctrl-C, SIGTERM, or the consumer stopped early
     try:
         for batch in batches:
             pending.append(pool.submit(_encode, batch))
@@ -93,16 +97,17 @@ def _spooled_pool_map(
                 yield _result(pending.popleft())
         while pending:
             yield _result(pending.popleft())
-        finished = True
+        outcome = "finished"
     except BrokenProcessPool as err:
         # Raised by result() and, once a worker is gone, by submit() too.
+        outcome = "broken"
         raise _worker_error(processes.values(), err) from None
     finally:
-        if finished:
-            pool.shutdown(wait=True)
-        else:  # a failing sample, a dead worker, Ctrl-C, or the consumer stopped early
-            with sigint_ignored():
-                _stop(pool, list(processes.values()))
+        with stop_signals_ignored():
+            if outcome == "finished":
+                pool.shutdown(wait=True)
+            else:
+                _stop(pool, list(processes.values()), cancel=outcome == "stopped")
 
 
 def _result(future: Future[str]) -> EncodedBatch:
@@ -119,24 +124,29 @@ def _result(future: Future[str]) -> EncodedBatch:
 
 def _worker_error(processes: Iterable[BaseProcess], err: BrokenProcessPool) -> WorkerError:
     processes = list(processes)
+    deadline = time.monotonic() + 5
     for process in processes:
         # The pool's own thread may be reaping the same process; join until the code is known.
-        process.join(timeout=10)
+        process.join(timeout=max(0.0, deadline - time.monotonic()))
     exitcodes = [p.exitcode for p in processes if p.exitcode]
-    # Once the pool breaks it SIGTERMs the survivors; the worker that died on its own is the news.
-    own = [code for code in exitcodes if code != -signal.SIGTERM]
+    # The news is the worker that died on its own: killed by a signal other than the SIGTERM the
+    # broken pool sends its survivors, then one that exited with an error, then anything.
+    news = sorted(exitcodes, key=lambda code: (code == -signal.SIGTERM, code > 0))
     return WorkerError(
         detail=f"a worker process ended abruptly ({err})",
-        exitcode=(own or exitcodes or [None])[0],
+        exitcode=news[0] if news else None,
     )
 
 
-def _stop(pool: ProcessPoolExecutor, processes: Iterable[BaseProcess]) -> None:
-    """Stop early without corrupting the pool: queued batches are cancelled, each worker finishes
-    the batch in hand and exits. Killing a worker mid-send would leave half a message in the
-    result pipe, and the pool's own thread would wait on it forever (also at interpreter exit).
+def _stop(pool: ProcessPoolExecutor, processes: list[BaseProcess], cancel: bool) -> None:
+    """Stop early without corrupting the pool: each worker finishes the batch in hand and exits.
+
+    Killing a worker mid-task could leave the pool's queues half-used and its thread waiting
+    forever (also at interpreter exit). Queued batches are cancelled only while the pool is
+    healthy: a broken pool fails them itself, and a future cancelled under it crashes its thread
+    before it has stopped the surviving workers.
     """
-    pool.shutdown(wait=False, cancel_futures=True)
+    pool.shutdown(wait=False, cancel_futures=cancel)
     deadline = time.monotonic() + _STOP_GRACE_SECONDS
     for process in processes:
         process.join(timeout=max(0.0, deadline - time.monotonic()))
@@ -160,12 +170,23 @@ def _one_tokenizer_thread() -> Iterator[None]:
             os.environ[_PARALLELISM] = previous
 
 
-def _init_worker(encoder: BatchEncoder, spool: str) -> None:
+def _init_worker(encoder: BatchEncoder, spool: str, parent: int) -> None:
+    _die_with(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # One thread per worker: the pool already puts one process on each core.
     os.environ[_PARALLELISM] = "false"
     global _worker_encoder, _worker_spool
     _worker_encoder, _worker_spool = encoder, spool
+
+
+def _die_with(parent: int) -> None:
+    """End this worker when the main process ends, however it ends (SIGKILL, the OOM killer)."""
+    if sys.platform != "linux":
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # the parent died before the request above took effect
+        os._exit(1)
 
 
 def _encode(batch: RawBatch) -> str:
