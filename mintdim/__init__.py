@@ -1,13 +1,15 @@
 """MintDim: JSONL datasets -> exact tokens -> fixed-width, low-padding binary token shards.
 
-Public API: ``pipeline("unit-build")`` (the fluent builder), the result types, the error classes
-(every one derives from ``MintDimError``) and ``set_language`` for error messages.
+Public API: ``pipeline("unit-build")`` (the fluent builder), the result types, ``open_build`` (read
+a finished build back), the error classes (every one derives from ``MintDimError``) and
+``set_language`` for error messages.
 """
 
 from mintdim import shared as _shared  # noqa: F401 - keeps `mintdim.shared` importable as attribute
 from mintdim._version import __version__
 from mintdim.pipeline import pipeline
 from mintdim.pipelines.unit_build.contracts import BuildResult, OutputResult
+from mintdim.pipelines.unit_build.output.reader import UnitBuild, open_build
 from mintdim.pipelines.unit_build.tokenizer.validate import TemplateLiteralWarning
 from mintdim.shared import errors as _errors
 from mintdim.shared.errors import *  # noqa: F403 - the error catalogue is public API
@@ -16,7 +18,9 @@ __all__ = [
     "BuildResult",
     "OutputResult",
     "TemplateLiteralWarning",
+    "UnitBuild",
     "__version__",
+    "open_build",
     "pipeline",
     *_errors.__all__,
 ]
