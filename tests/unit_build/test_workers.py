@@ -46,6 +46,17 @@ def _alive(pid: int) -> bool:
     return "State:\tZ" not in status
 
 
+@pytest.fixture
+def started():
+    """Subprocess builds started by a test; killed at the end whatever the test did."""
+    processes: list[subprocess.Popen] = []
+    yield processes
+    for process in processes:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+
+
 def _start_build(tmp_path: Path, hf_json: Path, samples: int) -> tuple[subprocess.Popen, Path]:
     data = _write_jsonl(tmp_path / "data.jsonl", samples)
     out = tmp_path / "out"
@@ -101,8 +112,9 @@ def _assert_failed_cleanly(out: Path, workers: list[int], error_name: str) -> No
     assert not [pid for pid in workers if _alive(pid)], "worker processes were left behind"
 
 
-def test_ctrl_c_stops_every_worker_and_marks_the_build_failed(tmp_path, hf_json):
+def test_ctrl_c_stops_every_worker_and_marks_the_build_failed(tmp_path, hf_json, started):
     process, out = _start_build(tmp_path, hf_json, samples=60000)
+    started.append(process)
     workers = _wait_for_workers(process, out)
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=180)
@@ -112,8 +124,9 @@ def test_ctrl_c_stops_every_worker_and_marks_the_build_failed(tmp_path, hf_json)
     _assert_failed_cleanly(out, workers, "BuildInterruptedError")
 
 
-def test_a_killed_worker_becomes_a_worker_error(tmp_path, hf_json):
+def test_a_killed_worker_becomes_a_worker_error(tmp_path, hf_json, started):
     process, out = _start_build(tmp_path, hf_json, samples=60000)
+    started.append(process)
     workers = _wait_for_workers(process, out)
     os.kill(workers[0], signal.SIGKILL)
     _, stderr = process.communicate(timeout=180)
@@ -161,9 +174,22 @@ def test_tokenizer_failure_inside_a_worker_names_the_sample(tmp_path, hf_json, m
     assert (tmp_path / "out" / "unit_8" / "UNIT_BUILD_FAILED.md").exists()
 
 
-def test_sigterm_stops_the_build_like_ctrl_c(tmp_path, hf_json):
+def _signal_mask(pid: int, field: str) -> int:
+    line = next(
+        x for x in Path(f"/proc/{pid}/status").read_text().splitlines() if x.startswith(field)
+    )
+    return int(line.split()[1], 16)
+
+
+def test_sigterm_stops_the_build_like_ctrl_c(tmp_path, hf_json, started):
     process, out = _start_build(tmp_path, hf_json, samples=60000)
+    started.append(process)
     workers = _wait_for_workers(process, out)
+    for pid in workers:
+        # Workers ignore Ctrl-C (the main process handles it) and die on SIGTERM: they must not
+        # inherit the main process's SIGTERM handler, or terminate() could not stop them.
+        assert _signal_mask(pid, "SigIgn") >> (signal.SIGINT - 1) & 1
+        assert not _signal_mask(pid, "SigCgt") >> (signal.SIGTERM - 1) & 1
     process.send_signal(signal.SIGTERM)
     _, stderr = process.communicate(timeout=180)
     assert process.returncode != 0
@@ -174,10 +200,11 @@ def test_sigterm_stops_the_build_like_ctrl_c(tmp_path, hf_json):
     assert "Tín hiệu:\nSIGTERM" in marker
 
 
-def test_workers_end_when_the_main_process_is_killed(tmp_path, hf_json):
+def test_workers_end_when_the_main_process_is_killed(tmp_path, hf_json, started):
     """SIGKILL (or the OOM killer) gives the main process no chance to clean up: the workers
     must still not outlive it."""
     process, out = _start_build(tmp_path, hf_json, samples=60000)
+    started.append(process)
     workers = _wait_for_workers(process, out)
     process.kill()
     process.communicate(timeout=180)

@@ -172,7 +172,11 @@ def _one_tokenizer_thread() -> Iterator[None]:
 
 def _init_worker(encoder: BatchEncoder, spool: str, parent: int) -> None:
     _die_with(parent)
+    # Ctrl-C is the main process's to handle. SIGTERM must kill: a fork inherits the main
+    # process's handler (which turns SIGTERM into KeyboardInterrupt), and a worker blocked in a
+    # lock would then survive terminate().
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     # One thread per worker: the pool already puts one process on each core.
     os.environ[_PARALLELISM] = "false"
     global _worker_encoder, _worker_spool
