@@ -255,6 +255,8 @@ def benchmark_tokenizer(args: argparse.Namespace, tokenizer: Path, data: Path) -
                 attempts.append(result)
                 if result.get("status") != "ok" or result["foreign_cpu_share"] <= args.max_others:
                     break
+                if len(attempts) > args.retries:
+                    break
                 print(
                     f"  round {rnd + 1}/{args.repeats} {label(name, w, cores)}: other processes "
                     f"used {result['foreign_cpu_share']:.0%} of the CPU during the run; repeating",
