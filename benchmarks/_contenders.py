@@ -115,6 +115,28 @@ def ceiling(spec: dict) -> dict:
     return out
 
 
+def _revision(package_dir: str) -> str:
+    """The git commit of the checkout mintdim was imported from (+ "-dirty"), if it is one."""
+    import subprocess
+
+    try:
+        head = subprocess.run(
+            ["git", "-C", package_dir, "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", package_dir, "status", "--porcelain", "--", "."],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return (head + ("-dirty" if dirty else "")) if head else "not a git checkout"
+
+
 def mintdim(spec: dict) -> dict:
     """A complete MintDim build, JSONL on disk to a finished output directory."""
     try:
@@ -131,6 +153,7 @@ def mintdim(spec: dict) -> dict:
         .units(sizes=[spec["sizes"]], build_batch=[spec["build_batch"]])
         .output.dir(out_dir, samples_per_shard=[spec["samples_per_shard"]])
     )
+    revision = _revision(os.path.dirname(os.path.abspath(sys.modules["mintdim"].__file__)))
     cpu, started = _cpu(), time.perf_counter()
     result = job.run(workers=spec["workers"], progress=False)
     seconds = time.perf_counter() - started
@@ -143,6 +166,7 @@ def mintdim(spec: dict) -> dict:
         "samples": stats["total_samples"],
         "tokens": stats["total_tokens"],
         "duplicate_samples": stats.get("duplicate_samples"),
+        "mintdim_revision": revision,
         "samples_with_unk": stats.get("samples_with_unk"),
     }
 

@@ -275,6 +275,8 @@ def benchmark_tokenizer(args: argparse.Namespace, tokenizer: Path, data: Path) -
             if status == "ok":
                 rate = result["samples"] / result["seconds"]
                 extra = f" [{result['variant']}]" if name == "ceiling" else ""
+                if name == "mintdim":
+                    extra = f" [mintdim {result.get('mintdim_revision', '?')}]"
                 print(
                     f"  round {rnd + 1}/{args.repeats} {label(name, w, cores):44s} "
                     f"{result['seconds']:8.2f}s {rate:10,.0f} samples/s  "
@@ -464,6 +466,16 @@ def main(argv: list[str] | None = None) -> None:
         print(f"## {tok.name} ({tokenizer_kind(tok)}), {samples:,} samples, {args.repeats} rounds")
         print(f"ceiling variant: {summary['ceiling_variant']}")
         print(render_table(summary))
+        revisions = sorted(
+            {
+                str(r.get("mintdim_revision"))
+                for r in summary["raw"]
+                if r.get("contender") == "mintdim"
+            }
+            - {"None"}
+        )
+        if revisions:
+            print(f"MintDim revision: {', '.join(revisions)}")
         if summary["identity"] is not None:
             ident = summary["identity"]
             verdict = "byte-identical" if ident["identical"] else "DIFFERENT"
