@@ -35,8 +35,6 @@ class EncodedBatch:
     """Exact token count per sample (int64)."""
     unit_indexes: np.ndarray
     """Index into the file's sizes per sample (int64)."""
-    line_numbers: np.ndarray
-    """1-based physical line per sample (int64)."""
     digests: bytes
     """SHA-256 of each rendered text's UTF-8 bytes, 32 bytes per sample, back to back."""
     rows: list[np.ndarray]
@@ -119,7 +117,6 @@ class BatchEncoder:
             blank_lines=parsed.blank_lines,
             token_counts=lengths,
             unit_indexes=units,
-            line_numbers=np.asarray(lines, dtype=np.int64),
             digests=digests,
             rows=rows,
             index_parts=index_parts,
