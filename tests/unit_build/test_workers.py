@@ -213,3 +213,62 @@ def test_workers_end_when_the_main_process_is_killed(tmp_path, hf_json, started)
         time.sleep(0.05)
     assert not [pid for pid in workers if _alive(pid)], "workers outlived the main process"
     assert not (out / "manifest.json").exists()
+
+
+def test_a_worker_stuck_past_the_grace_period_is_terminated(tmp_path, hf_json, started):
+    """After Ctrl-C each worker may finish its batch; one that never does (a tokenizer hanging
+    on some input) is terminated once the grace period ends, instead of holding the build open."""
+    data = tmp_path / "data.jsonl"
+    rows = [{"text": f"sample number {i}"} for i in range(400)]
+    rows[300]["text"] = "this sample hangs the tokenizer"
+    data.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
+    out, hanging = tmp_path / "out", tmp_path / "hanging"
+    script = textwrap.dedent(
+        f"""
+        import time
+        from pathlib import Path
+        from mintdim import pipeline
+        from mintdim.pipelines.unit_build import workers
+        from mintdim.pipelines.unit_build.tokenizer.hf_json import HFJsonEncoder
+
+        workers._STOP_GRACE_SECONDS = 1.0
+        real = HFJsonEncoder.encode_batch
+
+        def encode_batch(self, texts, utf8):
+            if any("hangs" in text for text in texts):
+                Path({str(hanging)!r}).touch()
+                time.sleep(3600)
+            return real(self, texts, utf8)
+
+        HFJsonEncoder.encode_batch = encode_batch
+        (pipeline("unit-build")
+            .source.jsonl(files=[{str(data)!r}], fields=[["text"]], templates=["{{text}}"])
+            .tokenizer.hf_json({{"path": {str(hf_json)!r}}})
+            .units(sizes=[{SIZES!r}], build_batch=[4])
+            .output.dir({str(out)!r}, samples_per_shard=[1000])
+            .run(workers=2, progress=False))
+        """
+    )
+    (tmp_path / "tmp").mkdir()
+    process = subprocess.Popen(
+        [sys.executable, "-c", script],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "TMPDIR": str(tmp_path / "tmp")},
+    )
+    started.append(process)
+    deadline = time.monotonic() + 120
+    while not hanging.exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert hanging.exists(), process.stderr.read() if process.poll() is not None else "no hang"
+    workers = _children(process.pid)
+    assert len(workers) == 2
+    signalled = time.monotonic()
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=120)
+    assert time.monotonic() - signalled < 30, "the stuck worker held the build open"
+    assert process.returncode != 0
+    assert "concurrent.futures" not in stderr
+    _assert_failed_cleanly(out, workers, "BuildInterruptedError")
