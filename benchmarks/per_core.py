@@ -1,0 +1,97 @@
+"""What one core does per second: each tokenizer's encoding beside JSON parsing and SHA-256.
+
+    python benchmarks/per_core.py                               # the bundled demo tokenizers
+    python benchmarks/per_core.py --tokenizer a.tokenizer.json --tokenizer b.model
+
+Run by hand, never in CI. These are the bounds behind benchmarks/throughput.py: a build can
+run no faster than its tokenizer on the same cores, and a tool that tokenizes with the same
+library can trail it only by what it spends outside the tokenizer. The texts are the generated
+benchmark input rendered with the default template; every figure is CPU time of one thread
+(tokenizer thread pools off), the median of ``--repeats`` passes, in MB of UTF-8 text per second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from _contenders import _chunks, _render_all  # noqa: E402
+from _harness import DEFAULT_TEMPLATE, default_tokenizers, machine, tokenizer_kind  # noqa: E402
+from generate import DEFAULT_FIELDS, cached, default_input  # noqa: E402
+
+os.environ["TOKENIZERS_PARALLELISM"] = "false"  # one thread: the figure is per core
+
+
+def _encoder(path: Path) -> Callable[[list[str]], int]:
+    """The library's fastest single-threaded batch call; returns the token count."""
+    if tokenizer_kind(path) == "sentencepiece":
+        import sentencepiece as spm
+
+        sp = spm.SentencePieceProcessor(model_file=str(path))
+        return lambda texts: sum(map(len, sp.encode(texts, num_threads=1, return_type="numpy")))
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(path))
+    tok.no_padding()
+    tok.no_truncation()
+    return lambda texts: sum(map(len, tok.encode_batch_fast(texts, add_special_tokens=False)))
+
+
+def _mb_per_cpu_second(work: Callable[[], object], megabytes: float, repeats: int) -> float:
+    rates = []
+    for _ in range(repeats):
+        started = time.process_time()
+        work()
+        rates.append(megabytes / (time.process_time() - started))
+    return statistics.median(rates)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """CLI entry point."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--tokenizer", type=Path, action="append", help="repeatable (default: demo)")
+    p.add_argument("--samples", type=int, default=10_000)
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--batch", type=int, default=1024, help="texts per encoding call")
+    p.add_argument("--workdir", type=Path, default=Path("/tmp/mintdim-bench"))
+    args = p.parse_args(argv)
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    source = cached(default_input(), DEFAULT_FIELDS, args.samples, args.workdir)
+    spec = {"input": str(source), "fields": DEFAULT_FIELDS, "template": DEFAULT_TEMPLATE}
+    texts = _render_all(spec)
+    lines = source.read_bytes().splitlines()
+    rendered_mb = sum(len(t.encode("utf-8")) for t in texts) / 1e6
+    jsonl_mb = sum(map(len, lines)) / 1e6
+    info = machine()
+    print(f"# one core, {len(texts):,} samples ({rendered_mb:.1f} MB rendered), {info['cpu']}")
+    print("| work | MB/s per core |\n|---|---:|")
+    import orjson
+
+    parse = _mb_per_cpu_second(lambda: list(map(orjson.loads, lines)), jsonl_mb, args.repeats)
+    print(f"| orjson.loads (JSONL lines) | {parse:,.1f} |")
+    digest = _mb_per_cpu_second(
+        lambda: [hashlib.sha256(t.encode("utf-8")).digest() for t in texts],
+        rendered_mb,
+        args.repeats,
+    )
+    print(f"| SHA-256 (rendered texts) | {digest:,.1f} |")
+    for path in args.tokenizer or default_tokenizers():
+        encode = _encoder(path)
+        rate = _mb_per_cpu_second(
+            lambda encode=encode: [encode(chunk) for chunk in _chunks(texts, args.batch)],
+            rendered_mb,
+            args.repeats,
+        )
+        print(f"| {path.name} | {rate:,.2f} |")
+
+
+if __name__ == "__main__":
+    main()
