@@ -157,6 +157,29 @@ def test_manifest_is_written_last(cwd, sp_model, monkeypatch):
     assert Path("out/manifest.json").stat().st_mtime_ns == latest
 
 
+def test_everything_reaches_the_disk_before_the_manifest(cwd, sp_model, monkeypatch):
+    """After a power loss, a manifest on disk must not stand over shards still in the page cache:
+    every file and directory is fsynced before manifest.json exists, and its rename after."""
+    synced: list[tuple[Path, bool]] = []  # (path, manifest existed at that moment)
+    real_fsync = os.fsync
+
+    def recording_fsync(descriptor: int) -> None:
+        path = Path(os.readlink(f"/proc/self/fd/{descriptor}"))
+        synced.append((path, Path("out/manifest.json").exists()))
+        real_fsync(descriptor)
+
+    monkeypatch.setattr(os, "fsync", recording_fsync)
+    write_jsonl("data/a.jsonl", _rows(40))
+    job(["./data/a.jsonl"], sp_model, sizes=[SIZES + [128]], samples_per_shard=[3]).run(workers=1)
+    out = Path("out").resolve()
+    before = {path for path, manifest_existed in synced if not manifest_existed}
+    everything = {p.resolve() for p in out.rglob("*")} | {out, out.parent}
+    shards = {p for p in everything if p.suffix == ".bin"}
+    assert len(shards) > len(SIZES)  # several shards per unit, all of them covered below
+    assert everything - {out / "manifest.json"} <= before
+    assert (out, True) in synced  # the manifest's rename itself reached the disk
+
+
 def test_no_manifest_when_a_build_fails(cwd, sp_model):
     write_jsonl("data/a.jsonl", [*_rows(20), b"{"])
     with pytest.raises(errors.SourceParseError):

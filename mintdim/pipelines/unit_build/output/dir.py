@@ -8,10 +8,12 @@ Layout::
 
 A build that fails after it began writing leaves ``UNIT_BUILD_FAILED.md`` (the error in English
 and Vietnamese) in every unit directory and no manifest, so nothing half-written looks complete.
+A build that succeeds writes everything to disk (fsync) before the manifest, the commit point.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -115,6 +117,9 @@ class OutputDirectory:
         )
         manifest.write_json_atomic(self.path / stats.FILENAME, content)
         manifest.write_json_atomic(self.path / histogram.FILENAME, content["unit_distribution"])
+        # The manifest vouches for every file here: after a crash (power loss, kernel panic) it
+        # must never stand over shards or indexes that were still only in the page cache.
+        _sync_tree(self.path)
         manifest.write_json_atomic(
             self.path / manifest.FILENAME, manifest.manifest(self.plan, self.files, shards)
         )
@@ -132,6 +137,15 @@ class OutputDirectory:
             unit_path = self.path / unit_dir_name(size)
             if unit_path.is_dir():
                 (unit_path / UNIT_BUILD_FAILED).write_text(text, encoding="utf-8")
+
+
+def _sync_tree(root: Path) -> None:
+    """fsync every file and directory under ``root``, and ``root``'s own entry in its parent."""
+    for directory, _, names in os.walk(root):
+        for name in names:
+            manifest.fsync_path(Path(directory) / name)
+        manifest.fsync_path(Path(directory))
+    manifest.fsync_path(root.parent)
 
 
 def _empty_unit_text(size: int) -> str:

@@ -17,7 +17,7 @@ from mintdim._version import __version__
 from mintdim.pipelines.unit_build.contracts import FilePlan, OutputPlan
 from mintdim.pipelines.unit_build.units.shard_writer import ShardRecord
 
-__all__ = ["FILENAME", "FORMAT_VERSION", "manifest", "write_json_atomic"]
+__all__ = ["FILENAME", "FORMAT_VERSION", "fsync_path", "manifest", "write_json_atomic"]
 
 FILENAME = "manifest.json"
 FORMAT_VERSION = 1
@@ -71,10 +71,23 @@ def manifest(output: OutputPlan, files: Sequence[FilePlan], shards: Sequence[Sha
 
 
 def write_json_atomic(path: Path, content: object) -> None:
-    """Write indented JSON through a temporary file and a rename, so no reader sees half a file."""
+    """Write indented JSON through a temporary file and a rename, so no reader sees half a file.
+
+    The file is on disk before the rename, and the rename before this returns.
+    """
     tmp = path.with_name(f".{path.name}.tmp")
     with open(tmp, "wb") as handle:
         handle.write(orjson.dumps(content, option=orjson.OPT_INDENT_2) + b"\n")
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(tmp, path)
+    fsync_path(path.parent)
+
+
+def fsync_path(path: Path) -> None:
+    """Flush a file's data, or a directory's entries, to disk."""
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)

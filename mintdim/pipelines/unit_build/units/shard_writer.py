@@ -9,6 +9,7 @@ written (no second read) and reported on stderr in the spec's form.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -102,6 +103,10 @@ class UnitShardWriter:
 
     def _close(self) -> None:
         assert self._handle is not None  # noqa: S101 - only called with an open shard
+        # The build fsyncs everything before its manifest anyway; doing it per shard here, while
+        # the workers keep tokenizing, leaves little for that last step to wait for.
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
         self._handle.close()
         self._handle = None
         number = len(self.closed)
