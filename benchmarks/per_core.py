@@ -1,4 +1,4 @@
-"""What one core does per second: each tokenizer's encoding beside JSON parsing and SHA-256.
+"""What one core does: each tokenizer's encoding beside JSON parsing, SHA-256 and MintDim's own work.
 
     python benchmarks/per_core.py                               # the bundled demo tokenizers
     python benchmarks/per_core.py --tokenizer a.tokenizer.json --tokenizer b.model
@@ -8,6 +8,12 @@ run no faster than its tokenizer on the same cores, and a tool that tokenizes wi
 library can trail it only by what it spends outside the tokenizer. The texts are the generated
 benchmark input rendered with the default template; every figure is CPU time of one thread
 (tokenizer thread pools off), the median of ``--repeats`` passes, in MB of UTF-8 text per second.
+
+"MintDim's own work" is what a worker spends per sample beyond the library call: a worker's whole
+batch (parse, render, hash, encode, assign, pad, index fragments) against the bare library call on
+the same batch's texts, timed alternately batch by batch, ``--repeats`` times over. Whole-run
+comparisons cannot resolve a few percent on a shared VM, whose speed drifts by tens of percent
+within seconds; alternating batch by batch exposes both sides to the same drift.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import os
 import statistics
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,6 +33,11 @@ sys.path.insert(0, str(HERE))
 from _contenders import _chunks, _render_all  # noqa: E402
 from _harness import DEFAULT_TEMPLATE, default_tokenizers, machine, tokenizer_kind  # noqa: E402
 from generate import DEFAULT_FIELDS, cached, default_input  # noqa: E402
+
+from mintdim import TemplateLiteralWarning, pipeline  # noqa: E402
+from mintdim.pipelines.unit_build.batch import BatchEncoder  # noqa: E402
+from mintdim.pipelines.unit_build.source.jsonl import read_raw_batches  # noqa: E402
+from mintdim.pipelines.unit_build.validate import validate  # noqa: E402
 
 os.environ["TOKENIZERS_PARALLELISM"] = "false"  # one thread: the figure is per core
 
@@ -43,6 +55,38 @@ def _encoder(path: Path) -> Callable[[list[str]], int]:
     tok.no_padding()
     tok.no_truncation()
     return lambda texts: sum(map(len, tok.encode_batch_fast(texts, add_special_tokens=False)))
+
+
+def _worker(path: Path, source: Path, batch: int, workdir: Path) -> tuple[BatchEncoder, list]:
+    """A worker's batch encoder for this tokenizer, and the raw batches of ``source``."""
+    kind = tokenizer_kind(path)
+    job = pipeline("unit-build").source.jsonl(
+        files=[str(source)], fields=[list(DEFAULT_FIELDS)], templates=[DEFAULT_TEMPLATE]
+    )
+    job = getattr(job.tokenizer, kind)({"path": str(path)})
+    job = job.units(sizes=[[128, 256, 512, 1024, 2048, 4096, 8192]], build_batch=[batch])
+    job = job.output.dir(str(workdir / "per-core-unused"), samples_per_shard=[100_000])
+    warnings.simplefilter("ignore", TemplateLiteralWarning)  # the build's concern, not this table's
+    # What run() does before it builds (nothing is written): the plan and the loaded tokenizer.
+    plan, encoders = validate(job._config)
+    return BatchEncoder(plan, encoders), list(read_raw_batches(plan.files[0]))
+
+
+def _own_work_us(
+    worker: BatchEncoder, raw: list, texts: list[list[str]], encode: Callable, repeats: int
+) -> tuple[float, float]:
+    """Worker CPU per sample beyond the bare library call (µs), and the bare call's share."""
+    whole = bare = 0.0
+    for round_ in range(repeats):
+        for number, (batch, chunk) in enumerate(zip(raw, texts, strict=True)):
+            first_whole = (number + round_) % 2 == 0  # neither side always runs first
+            for run_whole in (first_whole, not first_whole):
+                started = time.process_time()
+                worker(batch) if run_whole else encode(chunk)
+                spent = time.process_time() - started
+                whole, bare = (whole + spent, bare) if run_whole else (whole, bare + spent)
+    samples = repeats * sum(map(len, texts))
+    return (whole - bare) / samples * 1e6, bare / whole
 
 
 def _mb_per_cpu_second(work: Callable[[], object], megabytes: float, repeats: int) -> float:
@@ -83,14 +127,20 @@ def main(argv: list[str] | None = None) -> None:
         args.repeats,
     )
     print(f"| SHA-256 (rendered texts) | {digest:,.1f} |")
+    own: list[str] = []
+    chunks = list(_chunks(texts, args.batch))
     for path in args.tokenizer or default_tokenizers():
         encode = _encoder(path)
         rate = _mb_per_cpu_second(
-            lambda encode=encode: [encode(chunk) for chunk in _chunks(texts, args.batch)],
-            rendered_mb,
-            args.repeats,
+            lambda encode=encode: [encode(chunk) for chunk in chunks], rendered_mb, args.repeats
         )
         print(f"| {path.name} | {rate:,.2f} |")
+        worker, raw = _worker(path, source, args.batch, args.workdir)
+        extra, share = _own_work_us(worker, raw, chunks, encode, args.repeats)
+        own.append(f"| {path.name} | {extra:,.1f} | {share:.3f} |")
+    print("\n# MintDim's own work in a worker, beyond the library call")
+    print("| tokenizer | µs per sample | library call / whole batch |\n|---|---:|---:|")
+    print("\n".join(own))
 
 
 if __name__ == "__main__":
