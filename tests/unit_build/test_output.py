@@ -19,7 +19,7 @@ import mintdim
 from mintdim.pipelines.unit_build import runtime
 from mintdim.pipelines.unit_build import workers as workers_module
 from mintdim.pipelines.unit_build.batch import BatchEncoder
-from mintdim.pipelines.unit_build.output import manifest as manifest_module
+from mintdim.pipelines.unit_build.output import durable
 from mintdim.pipelines.unit_build.output.reader import open_build
 from mintdim.pipelines.unit_build.tokenizer.sentencepiece import SentencePieceEncoder
 from mintdim.shared import errors
@@ -148,7 +148,7 @@ def test_manifest_is_written_last(cwd, sp_model, monkeypatch):
         replaced.append(Path(dst).name)
         return real_replace(src, dst, *args, **kwargs)
 
-    monkeypatch.setattr(manifest_module.os, "replace", recording_replace)
+    monkeypatch.setattr(durable.os, "replace", recording_replace)
     write_jsonl("data/a.jsonl", _rows(20))
     job(["./data/a.jsonl"], sp_model, sizes=[SIZES], samples_per_shard=[2]).run(workers=1)
     assert replaced[-1] == "manifest.json"

@@ -13,7 +13,6 @@ A build that succeeds writes everything to disk (fsync) before the manifest, the
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -21,7 +20,7 @@ import numpy as np
 
 from mintdim.pipelines.unit_build.batch import EncodedBatch
 from mintdim.pipelines.unit_build.contracts import FilePlan, OutputPlan
-from mintdim.pipelines.unit_build.output import histogram, manifest, stats
+from mintdim.pipelines.unit_build.output import durable, histogram, manifest, stats
 from mintdim.pipelines.unit_build.output.duplicate_index import DuplicateTracker
 from mintdim.pipelines.unit_build.output.sample_index import SampleIndexWriter
 from mintdim.pipelines.unit_build.output.unk_index import UnkIndexWriter
@@ -115,12 +114,12 @@ class OutputDirectory:
             shard_count=len(shards),
             shard_bytes=sum(s.bytes for s in shards),
         )
-        manifest.write_json_atomic(self.path / stats.FILENAME, content)
-        manifest.write_json_atomic(self.path / histogram.FILENAME, content["unit_distribution"])
+        durable.write_json_atomic(self.path / stats.FILENAME, content)
+        durable.write_json_atomic(self.path / histogram.FILENAME, content["unit_distribution"])
         # The manifest vouches for every file here: after a crash (power loss, kernel panic) it
         # must never stand over shards or indexes that were still only in the page cache.
-        _sync_tree(self.path)
-        manifest.write_json_atomic(
+        durable.sync_tree(self.path)
+        durable.write_json_atomic(
             self.path / manifest.FILENAME, manifest.manifest(self.plan, self.files, shards)
         )
         return content
@@ -137,15 +136,6 @@ class OutputDirectory:
             unit_path = self.path / unit_dir_name(size)
             if unit_path.is_dir():
                 (unit_path / UNIT_BUILD_FAILED).write_text(text, encoding="utf-8")
-
-
-def _sync_tree(root: Path) -> None:
-    """fsync every file and directory under ``root``, and ``root``'s own entry in its parent."""
-    for directory, _, names in os.walk(root):
-        for name in names:
-            manifest.fsync_path(Path(directory) / name)
-        manifest.fsync_path(Path(directory))
-    manifest.fsync_path(root.parent)
 
 
 def _empty_unit_text(size: int) -> str:

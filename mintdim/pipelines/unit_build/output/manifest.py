@@ -1,23 +1,19 @@
 """``manifest.json``: what was built, from what, with which tokenizer, and every shard's checksum.
 
-Written last and atomically (temporary file, then rename): a directory without it is not a
+Written last, atomically and durably (output/durable.py): a directory without it is not a
 finished build. It holds no wall-clock time and no machine-specific value, so two builds of the
 same input and configuration are byte-identical whatever ``build_batch`` or worker count.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from pathlib import Path
-
-import orjson
 
 from mintdim._version import __version__
 from mintdim.pipelines.unit_build.contracts import FilePlan, OutputPlan
 from mintdim.pipelines.unit_build.units.shard_writer import ShardRecord
 
-__all__ = ["FILENAME", "FORMAT_VERSION", "fsync_path", "manifest", "write_json_atomic"]
+__all__ = ["FILENAME", "FORMAT_VERSION", "manifest"]
 
 FILENAME = "manifest.json"
 FORMAT_VERSION = 1
@@ -68,26 +64,3 @@ def manifest(output: OutputPlan, files: Sequence[FilePlan], shards: Sequence[Sha
             for s in shards
         ],
     }
-
-
-def write_json_atomic(path: Path, content: object) -> None:
-    """Write indented JSON through a temporary file and a rename, so no reader sees half a file.
-
-    The file is on disk before the rename, and the rename before this returns.
-    """
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "wb") as handle:
-        handle.write(orjson.dumps(content, option=orjson.OPT_INDENT_2) + b"\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
-    fsync_path(path.parent)
-
-
-def fsync_path(path: Path) -> None:
-    """Flush a file's data, or a directory's entries, to disk."""
-    descriptor = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
