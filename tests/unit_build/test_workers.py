@@ -57,16 +57,18 @@ def started():
             process.communicate()
 
 
-def _start_build(tmp_path: Path, hf_json: Path, samples: int) -> tuple[subprocess.Popen, Path]:
-    data = _write_jsonl(tmp_path / "data.jsonl", samples)
+def _start_build(
+    tmp_path: Path, hf_json: Path, data: Path, build_batch: int = 64, prelude: str = ""
+) -> tuple[subprocess.Popen, Path]:
+    """A workers=2 build of ``data`` in a subprocess; ``prelude`` runs first (e.g. a patch)."""
     out = tmp_path / "out"
-    script = textwrap.dedent(
+    script = textwrap.dedent(prelude) + textwrap.dedent(
         f"""
         from mintdim import pipeline
         (pipeline("unit-build")
             .source.jsonl(files=[{str(data)!r}], fields=[["text"]], templates=["{{text}}"])
             .tokenizer.hf_json({{"path": {str(hf_json)!r}}})
-            .units(sizes=[{SIZES!r}], build_batch=[64])
+            .units(sizes=[{SIZES!r}], build_batch=[{build_batch}])
             .output.dir({str(out)!r}, samples_per_shard=[1000])
             .run(workers=2, progress=False))
         """
@@ -113,7 +115,7 @@ def _assert_failed_cleanly(out: Path, workers: list[int], error_name: str) -> No
 
 
 def test_ctrl_c_stops_every_worker_and_marks_the_build_failed(tmp_path, hf_json, started):
-    process, out = _start_build(tmp_path, hf_json, samples=60000)
+    process, out = _start_build(tmp_path, hf_json, _write_jsonl(tmp_path / "data.jsonl", 60000))
     started.append(process)
     workers = _wait_for_workers(process, out)
     process.send_signal(signal.SIGINT)
@@ -125,7 +127,7 @@ def test_ctrl_c_stops_every_worker_and_marks_the_build_failed(tmp_path, hf_json,
 
 
 def test_a_killed_worker_becomes_a_worker_error(tmp_path, hf_json, started):
-    process, out = _start_build(tmp_path, hf_json, samples=60000)
+    process, out = _start_build(tmp_path, hf_json, _write_jsonl(tmp_path / "data.jsonl", 60000))
     started.append(process)
     workers = _wait_for_workers(process, out)
     os.kill(workers[0], signal.SIGKILL)
@@ -182,7 +184,7 @@ def _signal_mask(pid: int, field: str) -> int:
 
 
 def test_sigterm_stops_the_build_like_ctrl_c(tmp_path, hf_json, started):
-    process, out = _start_build(tmp_path, hf_json, samples=60000)
+    process, out = _start_build(tmp_path, hf_json, _write_jsonl(tmp_path / "data.jsonl", 60000))
     started.append(process)
     workers = _wait_for_workers(process, out)
     for pid in workers:
@@ -203,7 +205,7 @@ def test_sigterm_stops_the_build_like_ctrl_c(tmp_path, hf_json, started):
 def test_workers_end_when_the_main_process_is_killed(tmp_path, hf_json, started):
     """SIGKILL (or the OOM killer) gives the main process no chance to clean up: the workers
     must still not outlive it."""
-    process, out = _start_build(tmp_path, hf_json, samples=60000)
+    process, out = _start_build(tmp_path, hf_json, _write_jsonl(tmp_path / "data.jsonl", 60000))
     started.append(process)
     workers = _wait_for_workers(process, out)
     process.kill()
@@ -222,12 +224,10 @@ def test_a_worker_stuck_past_the_grace_period_is_terminated(tmp_path, hf_json, s
     rows = [{"text": f"sample number {i}"} for i in range(400)]
     rows[300]["text"] = "this sample hangs the tokenizer"
     data.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
-    out, hanging = tmp_path / "out", tmp_path / "hanging"
-    script = textwrap.dedent(
-        f"""
+    hanging = tmp_path / "hanging"
+    patch = f"""
         import time
         from pathlib import Path
-        from mintdim import pipeline
         from mintdim.pipelines.unit_build import workers
         from mintdim.pipelines.unit_build.tokenizer.hf_json import HFJsonEncoder
 
@@ -241,23 +241,8 @@ def test_a_worker_stuck_past_the_grace_period_is_terminated(tmp_path, hf_json, s
             return real(self, texts, utf8)
 
         HFJsonEncoder.encode_batch = encode_batch
-        (pipeline("unit-build")
-            .source.jsonl(files=[{str(data)!r}], fields=[["text"]], templates=["{{text}}"])
-            .tokenizer.hf_json({{"path": {str(hf_json)!r}}})
-            .units(sizes=[{SIZES!r}], build_batch=[4])
-            .output.dir({str(out)!r}, samples_per_shard=[1000])
-            .run(workers=2, progress=False))
         """
-    )
-    (tmp_path / "tmp").mkdir()
-    process = subprocess.Popen(
-        [sys.executable, "-c", script],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "TMPDIR": str(tmp_path / "tmp")},
-    )
+    process, out = _start_build(tmp_path, hf_json, data, build_batch=4, prelude=patch)
     started.append(process)
     deadline = time.monotonic() + 120
     while not hanging.exists() and process.poll() is None and time.monotonic() < deadline:
