@@ -47,6 +47,24 @@ def _render_all(spec: dict) -> list[str]:
     return texts
 
 
+def load_library_tokenizer(kind: str, path: str):
+    """The tokenizer library's own object for ``path``: what every contender encodes with.
+
+    A tokenizer.json gets padding and truncation switched off, as MintDim does, so every
+    contender emits the same tokens.
+    """
+    if kind == "sentencepiece":
+        import sentencepiece as spm
+
+        return spm.SentencePieceProcessor(model_file=path)
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(path)
+    tok.no_padding()
+    tok.no_truncation()
+    return tok
+
+
 def _chunks(items: list, size: int):
     for start in range(0, len(items), size):
         yield items[start : start + size]
@@ -64,9 +82,7 @@ def ceiling(spec: dict) -> dict:
     size = spec["ceiling_batch"]
     out = {"samples": len(texts), "variants": {}}
     if spec["kind"] == "sentencepiece":
-        import sentencepiece as spm
-
-        sp = spm.SentencePieceProcessor(model_file=spec["tokenizer"])
+        sp = load_library_tokenizer(spec["kind"], spec["tokenizer"])
         btexts = [t.encode("utf-8") for t in texts]
         variants = {
             "encode(str, num_threads, ids as int lists)": (texts, {}),
@@ -90,11 +106,7 @@ def ceiling(spec: dict) -> dict:
     else:
         os.environ["TOKENIZERS_PARALLELISM"] = "true"
         os.environ.setdefault("RAYON_NUM_THREADS", str(cores))
-        from tokenizers import Tokenizer
-
-        tok = Tokenizer.from_file(spec["tokenizer"])
-        tok.no_padding()
-        tok.no_truncation()
+        tok = load_library_tokenizer(spec["kind"], spec["tokenizer"])
         tok.encode_batch_fast(texts[:256], add_special_tokens=False)  # warm-up (rayon pool)
         for name in ("encode_batch", "encode_batch_fast"):
             call = getattr(tok, name)
@@ -190,17 +202,7 @@ def hf_datasets(spec: dict) -> dict:
 
     def tokenize(batch: dict) -> dict:
         if "tok" not in state:  # loaded once per map process
-            if kind == "sentencepiece":
-                import sentencepiece as spm
-
-                state["tok"] = spm.SentencePieceProcessor(model_file=path)
-            else:
-                from tokenizers import Tokenizer
-
-                tok = Tokenizer.from_file(path)
-                tok.no_padding()
-                tok.no_truncation()
-                state["tok"] = tok
+            state["tok"] = load_library_tokenizer(kind, path)
         columns = [batch[name] for name in fields]
         texts = [
             template.format_map(dict(zip(fields, row, strict=True)))

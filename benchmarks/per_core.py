@@ -30,7 +30,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _contenders import _chunks, _render_all  # noqa: E402
+from _contenders import _chunks, _render_all, load_library_tokenizer  # noqa: E402
 from _harness import DEFAULT_TEMPLATE, default_tokenizers, machine, tokenizer_kind  # noqa: E402
 from generate import DEFAULT_FIELDS, cached, default_input  # noqa: E402
 
@@ -44,16 +44,10 @@ os.environ["TOKENIZERS_PARALLELISM"] = "false"  # one thread: the figure is per 
 
 def _encoder(path: Path) -> Callable[[list[str]], int]:
     """The library's fastest single-threaded batch call; returns the token count."""
-    if tokenizer_kind(path) == "sentencepiece":
-        import sentencepiece as spm
-
-        sp = spm.SentencePieceProcessor(model_file=str(path))
-        return lambda texts: sum(map(len, sp.encode(texts, num_threads=1, return_type="numpy")))
-    from tokenizers import Tokenizer
-
-    tok = Tokenizer.from_file(str(path))
-    tok.no_padding()
-    tok.no_truncation()
+    kind = tokenizer_kind(path)
+    tok = load_library_tokenizer(kind, str(path))
+    if kind == "sentencepiece":
+        return lambda texts: sum(map(len, tok.encode(texts, num_threads=1, return_type="numpy")))
     return lambda texts: sum(map(len, tok.encode_batch_fast(texts, add_special_tokens=False)))
 
 
