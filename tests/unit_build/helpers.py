@@ -67,6 +67,23 @@ OUTPUT_FILES = (
 # ---------------------------------------------------------------------------
 
 
+def write_word_level(path: str | os.PathLike[str], ids: dict[str, int]) -> Path:
+    """A real tokenizer.json whose model holds exactly ``ids`` (ids may be sparse)."""
+    content = {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": [],
+        "normalizer": None,
+        "pre_tokenizer": {"type": "Whitespace"},
+        "post_processor": None,
+        "decoder": None,
+        "model": {"type": "WordLevel", "vocab": ids, "unk_token": "[UNK]"},
+    }
+    Path(path).write_text(json.dumps(content))
+    return Path(path)
+
+
 def write_jsonl(
     path: str | os.PathLike[str],
     rows: Iterable[object],

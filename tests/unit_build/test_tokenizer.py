@@ -27,6 +27,7 @@ from tests.unit_build.helpers import (
     reference_encoder,
     verify_build,
     write_jsonl,
+    write_word_level,
 )
 
 TEXTS = [
@@ -312,20 +313,7 @@ def test_corpora_tokenizers_rejected(cwd, name, token):
 
 
 def _word_level(path: str, largest_id: int) -> Path:
-    vocab = {"[UNK]": 0, "[PAD]": 1, "the": 2, "far": largest_id}
-    content = {
-        "version": "1.0",
-        "truncation": None,
-        "padding": None,
-        "added_tokens": [],
-        "normalizer": None,
-        "pre_tokenizer": {"type": "Whitespace"},
-        "post_processor": None,
-        "decoder": None,
-        "model": {"type": "WordLevel", "vocab": vocab, "unk_token": "[UNK]"},
-    }
-    Path(path).write_text(json.dumps(content))
-    return Path(path)
+    return write_word_level(path, {"[UNK]": 0, "[PAD]": 1, "the": 2, "far": largest_id})
 
 
 @pytest.mark.parametrize(

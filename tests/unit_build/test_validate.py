@@ -34,6 +34,7 @@ from tests.unit_build.helpers import (
     sp_no_newline,
     sp_nopad,
     write_jsonl,
+    write_word_level,
 )
 
 pytestmark = pytest.mark.usefixtures("_english")
@@ -934,23 +935,6 @@ def test_corrupt_tokenizer_file(cwd, sp_model, hf_json, name, content):
 # ---------------------------------------------------------------------------
 
 
-def _word_level(path: Path, ids: dict[str, int]) -> Path:
-    """A real tokenizer.json whose model holds exactly ``ids`` (ids may be sparse)."""
-    content = {
-        "version": "1.0",
-        "truncation": None,
-        "padding": None,
-        "added_tokens": [],
-        "normalizer": None,
-        "pre_tokenizer": {"type": "Whitespace"},
-        "post_processor": None,
-        "decoder": None,
-        "model": {"type": "WordLevel", "vocab": ids, "unk_token": "[UNK]"},
-    }
-    path.write_text(json.dumps(content))
-    return path
-
-
 DTYPE_EN = (
     "TokenDTypeValidationError:\nTokenizer vocabulary is too large for supported token dtypes.\n\n"
     "Supported dtypes:\n- uint16\n- uint32"
@@ -963,7 +947,7 @@ DTYPE_VI = (
 
 def test_vocabulary_beyond_uint32_from_a_real_tokenizer_file(cwd):
     """tokenizers ids are u32, so an id of 2**32 - 1 makes vocab_size 2**32: one too many."""
-    _word_level(cwd / "huge.json", {"[UNK]": 0, "[PAD]": 1, "the": 2, "far": 2**32 - 1})
+    write_word_level(cwd / "huge.json", {"[UNK]": 0, "[PAD]": 1, "the": 2, "far": 2**32 - 1})
     err = fails(job(["./data/a.jsonl"], "./huge.json"), errors.TokenDTypeValidationError)
     assert (err.vocab_size, err.path) == (2**32, "./huge.json")
     block(err, "en", DTYPE_EN)
