@@ -28,6 +28,8 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
+import orjson
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from _contenders import _chunks, _render_all, load_library_tokenizer  # noqa: E402
@@ -70,15 +72,15 @@ def _own_work_us(
     worker: BatchEncoder, raw: list, texts: list[list[str]], encode: Callable, repeats: int
 ) -> tuple[float, float]:
     """Worker CPU per sample beyond the bare library call (µs), and the bare call's share."""
-    whole = bare = 0.0
+    spent = {True: 0.0, False: 0.0}  # CPU seconds of the whole batch (True) and the bare call
     for round_ in range(repeats):
         for number, (batch, chunk) in enumerate(zip(raw, texts, strict=True)):
             first_whole = (number + round_) % 2 == 0  # neither side always runs first
             for run_whole in (first_whole, not first_whole):
                 started = time.process_time()
                 worker(batch) if run_whole else encode(chunk)
-                spent = time.process_time() - started
-                whole, bare = (whole + spent, bare) if run_whole else (whole, bare + spent)
+                spent[run_whole] += time.process_time() - started
+    whole, bare = spent[True], spent[False]
     samples = repeats * sum(map(len, texts))
     return (whole - bare) / samples * 1e6, bare / whole
 
@@ -111,8 +113,6 @@ def main(argv: list[str] | None = None) -> None:
     info = machine()
     print(f"# one core, {len(texts):,} samples ({rendered_mb:.1f} MB rendered), {info['cpu']}")
     print("| work | MB/s per core |\n|---|---:|")
-    import orjson
-
     parse = _mb_per_cpu_second(lambda: list(map(orjson.loads, lines)), jsonl_mb, args.repeats)
     print(f"| orjson.loads (JSONL lines) | {parse:,.1f} |")
     digest = _mb_per_cpu_second(
