@@ -23,6 +23,9 @@ import signal
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
+from mintdim.shared.lang import LANGUAGES, get_language, set_language
+from mintdim.shared.lang import check_language as _check_language
+
 __all__ = [
     "LANGUAGES",
     "BuildInterruptedError",
@@ -63,49 +66,6 @@ __all__ = [
     "get_language",
     "set_language",
 ]
-
-LANGUAGES: tuple[str, ...] = ("en", "vi")
-"""Language codes an error can be rendered in."""
-
-_LANG_ENV = "MINTDIM_LANG"
-_language: str | None = None
-
-
-# ---------------------------------------------------------------------------
-# Language selection
-# ---------------------------------------------------------------------------
-
-
-def _check_language(language: str) -> str:
-    code = language.strip().lower() if isinstance(language, str) else language
-    if code not in LANGUAGES:
-        valid = ", ".join(repr(name) for name in LANGUAGES)
-        raise ValueError(f"unknown language {language!r}; valid languages: {valid}")
-    return code
-
-
-def set_language(language: str | None) -> None:
-    """Render ``str(err)`` in ``language`` ("en" or "vi"); ``None`` goes back to the default.
-
-    The default is the environment variable ``MINTDIM_LANG`` when it holds a valid code,
-    else English. An unknown code raises ``ValueError`` naming the valid ones.
-    """
-    global _language
-    _language = None if language is None else _check_language(language)
-
-
-def get_language() -> str:
-    """Return the language ``str(err)`` uses now: set_language, else MINTDIM_LANG, else "en".
-
-    ``MINTDIM_LANG`` is read at every call. Locale-style values such as ``vi_VN.UTF-8``
-    count as their language part; a value naming no supported language means English,
-    because rendering an error must never fail.
-    """
-    if _language is not None:
-        return _language
-    raw = os.environ.get(_LANG_ENV, "").strip().lower()
-    code = raw.replace("-", "_").replace(".", "_").split("_", 1)[0]
-    return code if code in LANGUAGES else "en"
 
 
 def format_location(file: str, line: int) -> str:
