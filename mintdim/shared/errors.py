@@ -1454,6 +1454,10 @@ class RunOptionError(MintDimError, ValueError):
         "positive_int": ("must be a positive integer", "phải là số nguyên dương"),
         "non_negative_int": ("must be an integer >= 0", "phải là số nguyên >= 0"),
         "bool": ("must be True or False", "phải là True hoặc False"),
+        "overflow_policy": (
+            "must be one of 'abort', 'skip', 'truncate', 'extend'",
+            "phải là một trong 'abort', 'skip', 'truncate', 'extend'",
+        ),
     }
 
     def __init__(self, *, option: str, value: object, rule: str) -> None:

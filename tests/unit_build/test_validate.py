@@ -962,7 +962,11 @@ def test_vocabulary_beyond_uint32_from_a_real_tokenizer_file(cwd):
 )
 def test_check_vocab_boundaries(vocab_size, dtype):
     encoder = SimpleNamespace(
-        vocab_size=vocab_size, pad_id=0, unk_id=1, spec=SimpleNamespace(path="./t.json")
+        vocab_size=vocab_size,
+        pad_id=0,
+        unk_id=1,
+        eos_id=None,
+        spec=SimpleNamespace(path="./t.json"),
     )
     if dtype is None:
         with pytest.raises(errors.TokenDTypeValidationError) as info:

@@ -15,6 +15,7 @@ from mintdim.pipelines.unit_build.contracts import BuildResult
 from mintdim.pipelines.unit_build.runtime import run_build
 from mintdim.pipelines.unit_build.validate import validate
 from mintdim.shared.errors import RunOptionError
+from mintdim.shared.types import OVERFLOW_POLICIES
 
 __all__ = ["UnitBuildPipeline"]
 
@@ -53,18 +54,28 @@ class UnitBuildPipeline:
         """``.output.dir("./out", samples_per_shard=[10000])`` or a list of directories."""
         return _OutputStep(self)
 
-    def run(self, workers: int | None = None, progress: bool | None = None) -> BuildResult:
+    def run(
+        self,
+        workers: int | None = None,
+        progress: bool | None = None,
+        on_overflow: str = "abort",
+    ) -> BuildResult:
         """Validate everything, then build; returns each output directory's path and stats.
 
         ``workers``: processes that parse, render, hash, encode and pad (default: every core;
         1 runs in this process). Output is byte-identical for any value. ``progress``: a bar on
-        stderr; None shows it when stderr is a terminal.
+        stderr; None shows it when stderr is a terminal. ``on_overflow``: what a sample longer
+        than the largest unit does: ``"abort"`` the build (default), ``"skip"`` it,
+        ``"truncate"`` it to the largest unit, or ``"extend"`` the units with one of its size;
+        each such sample gets a line in overflow_index.jsonl.
         """
         count = _workers(workers)
         if progress is not None and not isinstance(progress, bool):
             raise RunOptionError(option="progress", value=progress, rule="bool")
+        if on_overflow not in OVERFLOW_POLICIES:
+            raise RunOptionError(option="on_overflow", value=on_overflow, rule="overflow_policy")
         plan, encoders = validate(self._config)
-        return run_build(plan, encoders, count, progress)
+        return run_build(replace(plan, on_overflow=on_overflow), encoders, count, progress)
 
 
 class _SourceStep:

@@ -11,18 +11,39 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 import orjson
 
-from mintdim.pipelines.unit_build.contracts import BuildPlan, TokenizerSpec
+from mintdim.pipelines.unit_build.contracts import BuildPlan, FilePlan, TokenizerSpec
+from mintdim.pipelines.unit_build.output import sample_index, spans
+from mintdim.pipelines.unit_build.segments import append_eos, stops_by_segments, stops_from_starts
 from mintdim.pipelines.unit_build.source.jsonl import ParsedLines, RawBatch, parse_lines
 from mintdim.pipelines.unit_build.tokenizer import Encoder, load_encoder
 from mintdim.pipelines.unit_build.units.planner import assign_units, first_overflow, padded_rows
 from mintdim.shared.errors import MintDimError, TokenizerEncodeError, UnitOverflowError
 
-__all__ = ["BatchEncoder", "EncodedBatch"]
+__all__ = ["EXTEND", "BatchEncoder", "EncodedBatch", "Overflow"]
+
+
+EXTEND = -1
+"""Unit index of a sample waiting for an extended unit (``on_overflow="extend"``): the main
+process picks or creates that unit, in input order, so the result never depends on batching."""
+
+
+@dataclass(frozen=True, slots=True)
+class Overflow:
+    """One sample longer than the largest planned unit, and what the policy did with it."""
+
+    position: int | None
+    """Its position among the batch's kept samples; None when it was skipped."""
+    line: int
+    token_count: int
+    """Its full token count, before any truncation."""
+    action: str
 
 
 @dataclass(slots=True)
@@ -32,18 +53,28 @@ class EncodedBatch:
     file_index: int
     blank_lines: int
     token_counts: np.ndarray
-    """Exact token count per sample (int64)."""
+    """Stored token count per sample (int64): after truncation, with EOS."""
     unit_indexes: np.ndarray
-    """Index into the file's sizes per sample (int64)."""
+    """Index into the file's sizes per sample (int64); ``EXTEND`` for an extended unit."""
     digests: bytes
     """SHA-256 of each rendered text's UTF-8 bytes, 32 bytes per sample, back to back."""
     rows: list[np.ndarray]
     """Per unit index, the padded records of this batch's samples in that unit, in order."""
-    index_parts: list[str]
-    """Per sample, its sample_index.jsonl line between ``"sample_id":N,`` and the shard number."""
+    span_rows: list[np.ndarray] | None
+    """Per unit index, the segment-span rows beside ``rows`` (``output/spans.py``), or None."""
+    index_parts: list[str | None]
+    """Per sample, its sample_index.jsonl fragment (``sample_index.middle``); None for a sample
+    waiting for an extended unit, whose size is not known yet."""
     unk_parts: list[tuple[int, str]]
     """(sample position in batch, unk_index.jsonl line after ``"sample_id":N,``) for UNK samples."""
     unk_tokens: int
+    overflows: list[Overflow]
+    extend_tokens: list[np.ndarray]
+    """Ids of each ``EXTEND`` sample, in order."""
+    extend_spans: list[np.ndarray]
+    """Span row of each ``EXTEND`` sample, in order (empty without spans)."""
+    extend_facts: list[tuple[str, str, int, list[str]]]
+    """``(hash, source JSON, line, empty fields)`` of each ``EXTEND`` sample, for its index line."""
     error: MintDimError | None
     """The first failing sample's error; samples before it are still reported."""
 
@@ -60,6 +91,7 @@ class BatchEncoder:
         self.plan = plan
         self._encoders = dict(encoders or {})
         self._file_json = [orjson.dumps(f.path).decode() for f in plan.files]
+        self._literal_ids: dict[int, list[np.ndarray]] = {}
 
     def __getstate__(self) -> dict:
         # Under spawn the worker reloads tokenizers from their files instead of unpickling them.
@@ -80,37 +112,67 @@ class BatchEncoder:
         encoder = self._encoder(file.tokenizer)
         parsed = parse_lines(raw, file)
         utf8 = [text.encode("utf-8") for text in parsed.texts]
-        flat, lengths = _encode(encoder, parsed, utf8, file.path)
+        flat, lengths, stops = self._encode(encoder, file, parsed, utf8)
+        if output.info.eos_id is not None:
+            flat, lengths = append_eos(flat, lengths, output.info.eos_id)
+            if stops is not None:
+                stops = np.column_stack([stops, lengths])
         sizes = np.asarray(file.sizes, dtype=np.int64)
         units = assign_units(lengths, sizes)
         error = parsed.error
-        keep = first_overflow(units, sizes.size)
-        if keep is not None:  # the overflowing sample comes before any later bad line
-            error = UnitOverflowError(
-                file=file.path,
-                line=parsed.line_numbers[keep],
-                token_count=int(lengths[keep]),
-                max_unit_size=int(sizes[-1]),
+        overflows: list[Overflow] = []
+        full = lengths
+        if units.max(initial=0) >= sizes.size:
+            keep, lengths, units, overflows, overflow_error = _overflow(
+                self.plan.on_overflow, file, parsed.line_numbers, full, units, sizes
             )
-            utf8, lengths, units = utf8[:keep], lengths[:keep], units[:keep]
-            flat = flat[: int(lengths.sum())]
-        lines = parsed.line_numbers[: len(utf8)]
+            error = overflow_error or error  # the overflowing sample comes before any later line
+            flat = flat[_token_mask(full, keep, lengths)]
+            lengths, units = lengths[keep], units[keep]
+            if stops is not None:
+                stops = np.minimum(stops[keep], lengths[:, None])
+            utf8 = list(itertools.compress(utf8, keep.tolist()))
+            lines = list(itertools.compress(parsed.line_numbers, keep.tolist()))
+            values = list(itertools.compress(parsed.values, keep.tolist()))
+        else:
+            lines, values = parsed.line_numbers, parsed.values
         digests = b"".join([hashlib.sha256(data).digest() for data in utf8])
         # One hex conversion for the batch, sliced per sample, is ten times cheaper than n calls.
         hex_all = digests.hex()
         hexes = [hex_all[i : i + 64] for i in range(0, len(hex_all), 64)]
         source = self._file_json[raw.file_index]
+        empty = _empty_fields(file.fields, values)
+        unit_sizes = np.where(units == EXTEND, 0, sizes[np.maximum(units, 0)]).tolist()
         index_parts = [
-            f'"hash":"{h}","token_count":{n},"unit_size":{u},"source_file":{source},'
-            f'"source_line":{line},"shard_path":"unit_{u}/shard_'
-            for h, n, u, line in zip(
-                hexes, lengths.tolist(), sizes[units].tolist(), lines, strict=True
+            sample_index.middle(h, n, u, source, line, e) if u else None
+            for h, n, u, line, e in zip(
+                hexes, lengths.tolist(), unit_sizes, lines, empty, strict=True
             )
         ]
-        unk_parts, unk_tokens = _unk_parts(flat, lengths, output.info.unk_id, hexes, lines, source)
+        info = output.info
+        # The appended EOS is not field text: never count it as UNK (phi-2 with unk_fallback eos).
+        eos_at = np.cumsum(lengths) - 1 if info.eos_id is not None else None
+        unk_parts, unk_tokens = _unk_parts(
+            flat,
+            lengths,
+            info.unk_id,
+            hexes,
+            lines,
+            source,
+            eos_at if info.eos_id == info.unk_id else None,
+        )
         rows = [
-            padded_rows(flat, lengths, units == u, size, output.info.pad_id, output.info.dtype)
+            padded_rows(flat, lengths, units == u, size, info.pad_id, info.dtype)
             for u, size in enumerate(file.sizes)
+        ]
+        span_rows = extend_spans = None
+        if stops is not None:
+            records = spans.records(stops, output.file_indexes.index(file.index), output.span_width)
+            span_rows = [records[units == u] for u in range(len(file.sizes))]
+            extend_spans = list(records[units == EXTEND])
+        starts = np.cumsum(lengths) - lengths
+        extend_tokens = [
+            flat[starts[i] : starts[i] + lengths[i]] for i in np.flatnonzero(units == EXTEND)
         ]
         return EncodedBatch(
             file_index=raw.file_index,
@@ -119,19 +181,49 @@ class BatchEncoder:
             unit_indexes=units,
             digests=digests,
             rows=rows,
+            span_rows=span_rows,
             index_parts=index_parts,
             unk_parts=unk_parts,
             unk_tokens=unk_tokens,
+            overflows=overflows,
+            extend_tokens=extend_tokens,
+            extend_spans=extend_spans or [],
+            extend_facts=[
+                (hexes[i], source, lines[i], empty[i]) for i in np.flatnonzero(units == EXTEND)
+            ],
             error=error,
         )
 
+    def _encode(
+        self, encoder: Encoder, file: FilePlan, parsed: ParsedLines, utf8: list[bytes]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """Ids, counts and (when spans are stored) segment stops of every sample."""
+        mode = file.tokenizer.encode
+        with _named_failure(encoder, parsed, file.path):
+            if mode is None:
+                return (*encoder.encode_batch(parsed.texts, utf8), None)
+            if mode == "whole":
+                flat, lengths, starts = encoder.encode_batch_starts(parsed.texts, utf8)
+                unit = encoder.offset_unit
+                return flat, lengths, stops_from_starts(file, parsed.values, lengths, starts, unit)
+            return stops_by_segments(
+                file, parsed.values, self._literals(encoder, file), encoder.encode_batch
+            )
 
-def _encode(
-    encoder: Encoder, parsed: ParsedLines, utf8: list[bytes], file: str
-) -> tuple[np.ndarray, np.ndarray]:
+    def _literals(self, encoder: Encoder, file: FilePlan) -> list[np.ndarray]:
+        if file.index not in self._literal_ids:
+            texts = [value for kind, value in file.template.segments() if kind == "literal"]
+            flat, lengths = encoder.encode_batch(texts, [t.encode("utf-8") for t in texts])
+            self._literal_ids[file.index] = np.split(flat, np.cumsum(lengths)[:-1])
+        return self._literal_ids[file.index]
+
+
+@contextmanager
+def _named_failure(encoder: Encoder, parsed: ParsedLines, file: str) -> Iterator[None]:
+    """Turn a library's bare exception into a TokenizerEncodeError naming the failing sample."""
     try:
-        return encoder.encode_batch(parsed.texts, utf8)
-    except Exception as err:  # the libraries raise bare exceptions; name the sample instead
+        yield
+    except Exception as err:
         for text, line in zip(parsed.texts, parsed.line_numbers, strict=True):
             try:
                 encoder.encode(text)
@@ -144,16 +236,88 @@ def _encode(
         ) from err
 
 
+def _overflow(
+    policy: str,
+    file: FilePlan,
+    line_numbers: list[int],
+    lengths: np.ndarray,
+    units: np.ndarray,
+    sizes: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[Overflow], MintDimError | None]:
+    """Apply ``on_overflow``: ``(kept samples, their new counts, units, overflows, error)``.
+
+    The counts and units are still per original sample; the caller applies ``keep``.
+    """
+    over = units >= sizes.size
+    largest = int(sizes[-1])
+    keep = np.ones(lengths.size, dtype=bool)
+    lengths, units = lengths.copy(), units.copy()
+    if policy == "abort":
+        first = first_overflow(units, sizes.size)
+        keep[first:] = False
+        error = UnitOverflowError(
+            file=file.path,
+            line=line_numbers[first],
+            token_count=int(lengths[first]),
+            max_unit_size=largest,
+        )
+        return keep, lengths, units, [], error
+    overflowing = np.flatnonzero(over).tolist()
+    full = lengths[over].tolist()
+    if policy == "skip":
+        keep[over] = False
+    elif policy == "truncate":
+        lengths[over] = largest
+        units[over] = sizes.size - 1
+    else:
+        units[over] = EXTEND
+    positions = np.cumsum(keep) - 1
+    overflows = [
+        Overflow(
+            position=int(positions[i]) if keep[i] else None,
+            line=line_numbers[i],
+            token_count=count,
+            action=policy,
+        )
+        for i, count in zip(overflowing, full, strict=True)
+    ]
+    return keep, lengths, units, overflows, None
+
+
+def _token_mask(counts: np.ndarray, keep: np.ndarray, new_counts: np.ndarray) -> np.ndarray:
+    """Over the flat ids of samples with ``counts`` tokens: the first ``new_counts`` of each
+    kept sample."""
+    position = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+    return np.repeat(keep, counts) & (position < np.repeat(new_counts, counts))
+
+
+def _empty_fields(fields: tuple[str, ...], values: list[tuple[str, ...]]) -> list[list[str]]:
+    none: list[str] = []
+    # Most samples have no empty field: one C-level test each, the list only when needed.
+    return [
+        [name for name, value in zip(fields, sample, strict=True) if not value]
+        if "" in sample
+        else none
+        for sample in values
+    ]
+
+
 def _unk_parts(
     flat: np.ndarray,
     lengths: np.ndarray,
-    unk_id: int,
+    unk_id: int | None,
     hexes: list[str],
     lines: list[int],
     source: str,
+    ignore: np.ndarray | None,
 ) -> tuple[list[tuple[int, str]], int]:
-    """unk_index.jsonl fragments for the samples whose tokens include ``unk_id``."""
+    """unk_index.jsonl fragments for the samples whose tokens include ``unk_id``, apart from
+    the flat positions in ``ignore``."""
+    if unk_id is None:  # unk_fallback "none": the UNK tier is off
+        return [], 0
     hits = np.flatnonzero(flat == unk_id)
+    if ignore is not None:
+        hits = np.setdiff1d(hits, ignore, assume_unique=True)
     if not hits.size:
         return [], 0
     ends = np.cumsum(lengths)

@@ -46,7 +46,8 @@ def run_build(
     bar = _Progress() if (sys.stderr.isatty() if progress is None else progress) else None
     log = bar.write if bar is not None else _stderr
     outputs = [
-        OutputDirectory(out, [plan.files[i] for i in out.file_indexes], log) for out in plan.outputs
+        OutputDirectory(out, [plan.files[i] for i in out.file_indexes], log, plan.on_overflow)
+        for out in plan.outputs
     ]
     with sigterm_as_interrupt() as stop:
         try:

@@ -41,7 +41,8 @@ def validate(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpec, En
     settings = [
         {
             # Two spellings of one tokenizer file are one tokenizer.
-            "tokenizer": f"{tokenizers[i].kind}: {same_place_key(tokenizers[i].abs_path)}",
+            "tokenizer": f"{tokenizers[i].kind}: {same_place_key(tokenizers[i].abs_path)}"
+            + _options_text(tokenizers[i]),
             "units.sizes": str(list(units[i][0])),
             "output.samples_per_shard": str(shard_sizes[i]),
         }
@@ -81,6 +82,7 @@ def validate(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpec, En
             sizes=units[members[0]][0],
             samples_per_shard=shard_sizes[members[0]],
             file_indexes=tuple(members),
+            span_width=_span_width(tokenizers[members[0]], [file_plans[i] for i in members]),
         )
         for members in groups
     )
@@ -106,5 +108,24 @@ def _info(encoder: Encoder) -> TokenizerInfo:
         pad_id=encoder.pad_id,
         unk_source=encoder.unk_source,
         pad_source=encoder.pad_source,
+        eos_id=encoder.eos_id,
+        eos_source=encoder.eos_source,
         token_dtype=tokenizer_validate.check_vocab(encoder),
     )
+
+
+def _options_text(spec: TokenizerSpec) -> str:
+    """The tokenizer options that change output, for the one-setting-per-directory check."""
+    options = {
+        "encode": spec.encode,
+        "append_eos": spec.append_eos or None,
+        "pad_fallback": spec.pad_fallback,
+        "unk_fallback": spec.unk_fallback,
+    }
+    return "".join(f", {key}={value!r}" for key, value in options.items() if value is not None)
+
+
+def _span_width(spec: TokenizerSpec, files: list[FilePlan]) -> int:
+    if not spec.spans:
+        return 0
+    return max(len(f.template.segments()) for f in files) + int(spec.append_eos)

@@ -3,8 +3,13 @@
 Layout::
 
     <dir>/manifest.json  histogram.json  stats.json
-          sample_index.jsonl  duplicate_index.jsonl  unk_index.jsonl
+          sample_index.jsonl  duplicate_index.jsonl  unk_index.jsonl  overflow_index.jsonl
           unit_<size>/shard_000000.bin ...      (or EMPTY_UNIT.md when the unit got nothing)
+          unit_<size>/shard_000000.spans.bin    (segment spans, when the tokenizer sets encode)
+
+Under ``on_overflow="extend"`` a sample longer than every unit goes to the smallest unit
+already extended that holds it, else to a new unit of its exact size (rounded up to the plan's
+alignment). This happens here, in input order, so the units never depend on batching.
 
 A build that fails after it began writing leaves ``UNIT_BUILD_FAILED.md`` (the error in English
 and Vietnamese) in every unit directory and no manifest, so nothing half-written looks complete.
@@ -18,12 +23,14 @@ from pathlib import Path
 
 import numpy as np
 
-from mintdim.pipelines.unit_build.batch import EncodedBatch
+from mintdim.pipelines.unit_build.batch import EXTEND, EncodedBatch
 from mintdim.pipelines.unit_build.contracts import FilePlan, OutputPlan
-from mintdim.pipelines.unit_build.output import durable, histogram, manifest, stats
+from mintdim.pipelines.unit_build.output import durable, histogram, manifest, sample_index, stats
 from mintdim.pipelines.unit_build.output.duplicate_index import DuplicateTracker
+from mintdim.pipelines.unit_build.output.overflow_index import OverflowIndexWriter
 from mintdim.pipelines.unit_build.output.sample_index import SampleIndexWriter
 from mintdim.pipelines.unit_build.output.unk_index import UnkIndexWriter
+from mintdim.pipelines.unit_build.units.planner import padded_rows
 from mintdim.pipelines.unit_build.units.shard_writer import UnitShardWriter, unit_dir_name
 from mintdim.shared.errors import MintDimError, OutputValidationError
 
@@ -36,34 +43,52 @@ UNIT_BUILD_FAILED = "UNIT_BUILD_FAILED.md"
 class OutputDirectory:
     """Receives encoded batches in input order and turns them into one finished directory."""
 
-    def __init__(self, plan: OutputPlan, files: Sequence[FilePlan], log: Callable[[str], None]):
+    def __init__(
+        self,
+        plan: OutputPlan,
+        files: Sequence[FilePlan],
+        log: Callable[[str], None],
+        policy: str = "abort",
+    ):
         self.plan = plan
         self.files = tuple(files)
+        self.files_by_index = {f.index: f for f in self.files}
         self.path = Path(plan.abs_path)
         self._log = log
         self._next_id = 0
         self._units: list[UnitShardWriter] = []
         self._samples: SampleIndexWriter | None = None
         self._unks: UnkIndexWriter | None = None
+        self._overflows: OverflowIndexWriter | None = None
         self._duplicates = DuplicateTracker()
-        self._stats = stats.StatsCounter(plan.sizes)
+        self._stats = stats.StatsCounter(plan.sizes, policy)
 
     def create(self) -> None:
         """Create the directory (validated absent or empty), its unit folders and index files."""
         try:
             self._claim()
             for size in self.plan.sizes:
-                unit_path = self.path / unit_dir_name(size)
-                unit_path.mkdir()
-                self._units.append(
-                    UnitShardWriter(unit_path, size, self.plan.samples_per_shard, self._log)
-                )
+                self._add_unit(size)
             self._samples = SampleIndexWriter(self.path)
             self._unks = UnkIndexWriter(self.path)
+            self._overflows = OverflowIndexWriter(self.path)
         except OSError as err:
             raise OutputValidationError(
                 directory=self.plan.path, problem="cannot_create", detail=str(err)
             ) from err
+
+    def _add_unit(self, size: int) -> None:
+        unit_path = self.path / unit_dir_name(size)
+        unit_path.mkdir()
+        self._units.append(
+            UnitShardWriter(
+                unit_path,
+                size,
+                self.plan.samples_per_shard,
+                self._log,
+                spans_stored=self.plan.span_width > 0,
+            )
+        )
 
     def _claim(self) -> None:
         # Validation found the directory absent or empty; mkdir without exist_ok makes the claim
@@ -77,15 +102,63 @@ class OutputDirectory:
     def write(self, batch: EncodedBatch) -> None:
         """Append one batch: shard records, index lines, digests and counts."""
         first_id = self._next_id
-        shard_numbers, shard_rows = self._places(batch.unit_indexes)
-        for writer, rows in zip(self._units, batch.rows, strict=True):
+        units = self._place_extended(batch) if batch.extend_tokens else batch.unit_indexes
+        shard_numbers, shard_rows = self._places(units)
+        spans = batch.span_rows or [None] * len(batch.rows)
+        for writer, rows, span_rows in zip(self._units, batch.rows, spans, strict=False):
             if len(rows):
-                writer.write(rows)
+                writer.write(rows, span_rows)
+        self._write_extended(batch, units)
         self._samples.write(first_id, batch.index_parts, shard_numbers, shard_rows)
         self._unks.write(first_id, batch.unk_parts)
+        for event in batch.overflows:
+            position = event.position
+            self._overflows.write(
+                sample_id=None if position is None else first_id + position,
+                source_file=self.files_by_index[batch.file_index].path,
+                source_line=event.line,
+                token_count=event.token_count,
+                max_unit_size=self.plan.sizes[-1],
+                action=event.action,
+                new_unit_size=(
+                    self._units[units[position]].unit_size if event.action == "extend" else None
+                ),
+            )
         self._duplicates.add(batch.digests)
-        self._stats.add(batch.token_counts, batch.unit_indexes, batch.blank_lines, batch.unk_tokens)
+        self._stats.add(batch.token_counts, units, batch.blank_lines, batch.unk_tokens)
+        self._stats.overflow(len(batch.overflows))
         self._next_id += batch.sample_count
+
+    def _place_extended(self, batch: EncodedBatch) -> np.ndarray:
+        """Every sample's unit, each ``EXTEND`` sample now in a (perhaps new) extended unit."""
+        units = batch.unit_indexes.copy()
+        for k, position in enumerate(np.flatnonzero(units == EXTEND).tolist()):
+            count = int(batch.extend_tokens[k].size)
+            fitting = [u for u, w in enumerate(self._units) if w.unit_size >= count]
+            if fitting:
+                unit = min(fitting, key=lambda u: self._units[u].unit_size)
+            else:
+                align = self.plan.align
+                self._add_unit(-(-count // align) * align)
+                self._stats.add_unit(self._units[-1].unit_size)
+                unit = len(self._units) - 1
+            units[position] = unit
+            digest, source, line, empty = batch.extend_facts[k]
+            batch.index_parts[position] = sample_index.middle(
+                digest, count, self._units[unit].unit_size, source, line, empty
+            )
+        return units
+
+    def _write_extended(self, batch: EncodedBatch, units: np.ndarray) -> None:
+        info = self.plan.info
+        one = np.ones(1, dtype=bool)
+        for k, position in enumerate(np.flatnonzero(batch.unit_indexes == EXTEND).tolist()):
+            writer = self._units[units[position]]
+            tokens = batch.extend_tokens[k]
+            rows = padded_rows(
+                tokens, np.array([tokens.size]), one, writer.unit_size, info.pad_id, info.dtype
+            )
+            writer.write(rows, batch.extend_spans[k][None, :] if batch.extend_spans else None)
 
     def _places(self, unit_indexes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Shard number and row of each sample, from the unit counts before this batch."""
@@ -100,6 +173,7 @@ class OutputDirectory:
         shards = [record for writer in self._units for record in writer.finish()]
         self._samples.close()
         self._unks.close()
+        self._overflows.close()
         groups, duplicated = self._duplicates.write(self.path)
         for writer in self._units:
             if writer.samples == 0:
@@ -120,19 +194,25 @@ class OutputDirectory:
         # must never stand over shards or indexes that were still only in the page cache.
         durable.sync_tree(self.path)
         durable.write_json_atomic(
-            self.path / manifest.FILENAME, manifest.manifest(self.plan, self.files, shards)
+            self.path / manifest.FILENAME,
+            manifest.manifest(
+                self.plan, self.files, shards, self._extended_sizes(), self._stats.policy
+            ),
         )
         return content
+
+    def _extended_sizes(self) -> list[int]:
+        return sorted(w.unit_size for w in self._units[len(self.plan.sizes) :])
 
     def fail(self, error: BaseException) -> None:
         """Mark every unit directory as failed; never writes a manifest."""
         for writer in self._units:
             writer.abort()
-        for handle in (self._samples, self._unks):
+        for handle in (self._samples, self._unks, self._overflows):
             if handle is not None:
                 handle.close()
         text = _failed_text(error)
-        for size in self.plan.sizes:
+        for size in dict.fromkeys([*self.plan.sizes, *(w.unit_size for w in self._units)]):
             unit_path = self.path / unit_dir_name(size)
             if unit_path.is_dir():
                 (unit_path / UNIT_BUILD_FAILED).write_text(text, encoding="utf-8")

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from mintdim._version import __version__
 from mintdim.pipelines.unit_build.contracts import FilePlan, OutputPlan
+from mintdim.pipelines.unit_build.segments import sequence_template
 from mintdim.pipelines.unit_build.units.shard_writer import ShardRecord
 
 __all__ = ["FILENAME", "FORMAT_VERSION", "manifest"]
@@ -20,9 +21,16 @@ FORMAT_VERSION = 1
 """Bumped whenever a file's layout changes, so readers can refuse what they do not know."""
 
 
-def manifest(output: OutputPlan, files: Sequence[FilePlan], shards: Sequence[ShardRecord]) -> dict:
+def manifest(
+    output: OutputPlan,
+    files: Sequence[FilePlan],
+    shards: Sequence[ShardRecord],
+    extended_sizes: Sequence[int] = (),
+    on_overflow: str = "abort",
+) -> dict:
     """The manifest of one finished output directory."""
     info = output.info
+    spec = output.tokenizer
     return {
         "pipeline": "unit-build",
         "mintdim_version": __version__,
@@ -34,8 +42,15 @@ def manifest(output: OutputPlan, files: Sequence[FilePlan], shards: Sequence[Sha
             "vocab_size": info.vocab_size,
             "unk_id": info.unk_id,
             "pad_id": info.pad_id,
+            "eos_id": info.eos_id,
             "unk_id_source": info.unk_source,
             "pad_id_source": info.pad_source,
+            "eos_id_source": info.eos_source,
+            "pad_fallback": spec.pad_fallback,
+            "unk_fallback": spec.unk_fallback,
+            "unk_tier": "off" if info.unk_id is None else "on",
+            "encode": spec.encode or "whole",
+            "append_eos": spec.append_eos,
             "add_special_tokens": False,
             "padding_and_truncation": "disabled on the loaded tokenizer; every encoding is exact",
         },
@@ -45,12 +60,30 @@ def manifest(output: OutputPlan, files: Sequence[FilePlan], shards: Sequence[Sha
             "byte_order": "little",
             "record_layout": "unit_size slots per record: tokens, then pad_id",
         },
-        "units": {"sizes": list(output.sizes)},
+        "units": {
+            "sizes": sorted([*output.sizes, *extended_sizes]),
+            "planned_sizes": list(output.sizes),
+            "extended_sizes": list(extended_sizes),
+            "on_overflow": on_overflow,
+        },
         "source": {
             "files": [f.path for f in files],
             "fields": [list(f.fields) for f in files],
             "templates": [f.template.source for f in files],
+            "sequence_templates": [sequence_template(f, spec.append_eos) for f in files],
         },
+        "segment_spans": (
+            {
+                "stored": True,
+                "dtype": "int32",
+                "byte_order": "little",
+                "record_width": 1 + output.span_width,
+                "record_layout": "per shard record: source file position, then the stop of "
+                "each segment (segment k = tokens [stop k-1, stop k), stop -1 = 0)",
+            }
+            if output.span_width
+            else {"stored": False}
+        ),
         "output": {"samples_per_shard": output.samples_per_shard},
         "hash": {"algorithm": "sha256", "of": "UTF-8 bytes of the rendered text"},
         "shards": [
@@ -60,6 +93,7 @@ def manifest(output: OutputPlan, files: Sequence[FilePlan], shards: Sequence[Sha
                 "samples": s.samples,
                 "bytes": s.bytes,
                 "sha256": s.sha256,
+                **({"spans": s.spans} if s.spans is not None else {}),
             }
             for s in shards
         ],

@@ -7,6 +7,7 @@ whole number of records). Tests read every build through it, and so can training
     build = open_build("./artifacts/instruction_units")
     for row in build.samples():
         tokens = build.tokens(row)          # numpy array of exactly row["token_count"] ids
+        spans = build.segments(row["sample_id"])  # [("instruction", 0, 12), ...] if stored
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from pathlib import Path
 import numpy as np
 import orjson
 
-from mintdim.pipelines.unit_build.output import manifest, sample_index
+from mintdim.pipelines.unit_build.output import manifest, sample_index, spans
+from mintdim.pipelines.unit_build.segments import segment_names
 
 __all__ = ["UnitBuild", "open_build"]
 
@@ -32,6 +34,39 @@ class UnitBuild:
         self.dtype = np.dtype(storage["dtype"]).newbyteorder("<")
         self.pad_id: int = content["tokenizer"]["pad_id"]
         self._shards: dict[str, np.memmap] = {}
+        self._rows: list[dict] | None = None
+
+    def segments(self, sample_id: int) -> list[tuple[str, int, int]]:
+        """A sample's segments in order as ``(name, start, stop)`` token positions, covering
+        ``[0, token_count)``: field segments by field name, literals as ``"literal"``, the
+        appended EOS as ``"eos"`` (kinds and literal texts: manifest ``sequence_templates``).
+        Needs a build whose tokenizer set ``encode``."""
+        if not self.manifest.get("segment_spans", {}).get("stored"):
+            raise ValueError(
+                f"{self.path}: this build stores no segment spans; build it with the tokenizer "
+                'key encode: "whole" or "segments"'
+            )
+        row = self._row(sample_id)
+        width = self.manifest["segment_spans"]["record_width"]
+        relative = row["shard_path"].removesuffix(".bin") + spans.SUFFIX
+        record = self._spans(relative, width)[row["shard_row"]]
+        names = segment_names(self.manifest["source"]["sequence_templates"][int(record[0])])
+        stops = record[1 : 1 + len(names)].tolist()
+        return [
+            (name, start, stop)
+            for name, start, stop in zip(names, [0, *stops[:-1]], stops, strict=True)
+        ]
+
+    def _row(self, sample_id: int) -> dict:
+        if self._rows is None:
+            self._rows = list(self.samples())
+        return self._rows[sample_id]
+
+    def _spans(self, relative: str, width: int) -> np.ndarray:
+        if relative not in self._shards:
+            data = np.memmap(self.path / relative, dtype=spans.DTYPE, mode="r")
+            self._shards[relative] = spans.read_records(data, width)
+        return self._shards[relative]
 
     def samples(self) -> Iterator[dict]:
         """Every sample_index.jsonl row, in sample_id order."""

@@ -3,8 +3,10 @@
 Line form (compact JSON, keys in this order)::
 
     {"sample_id":0,"hash":"<sha256 hex>","token_count":143,"unit_size":192,
-     "source_file":"./data/alpaca.jsonl","source_line":1,
+     "source_file":"./data/alpaca.jsonl","source_line":1,"empty_fields":["input"],
      "shard_path":"unit_192/shard_000000.bin","shard_row":0}
+
+``empty_fields`` lists, in declared order, the fields whose value was the empty string.
 
 ``shard_row`` is the 0-based record number inside the shard file, so the tokens are
 ``shard[shard_row * unit_size : shard_row * unit_size + token_count]``.
@@ -16,10 +18,23 @@ from pathlib import Path
 from typing import TextIO
 
 import numpy as np
+import orjson
 
-__all__ = ["FILENAME", "SampleIndexWriter"]
+__all__ = ["FILENAME", "SampleIndexWriter", "middle"]
 
 FILENAME = "sample_index.jsonl"
+
+
+def middle(
+    digest: str, token_count: int, unit_size: int, source: str, line: int, empty: list[str]
+) -> str:
+    """A line between ``"sample_id":N,`` and the shard number; ``source`` is already JSON."""
+    empty_json = orjson.dumps(empty).decode() if empty else "[]"
+    return (
+        f'"hash":"{digest}","token_count":{token_count},"unit_size":{unit_size},'
+        f'"source_file":{source},"source_line":{line},"empty_fields":{empty_json},'
+        f'"shard_path":"unit_{unit_size}/shard_'
+    )
 
 
 class SampleIndexWriter:

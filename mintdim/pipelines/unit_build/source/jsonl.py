@@ -61,6 +61,8 @@ class ParsedLines:
     """The rendered texts of a batch up to its first bad line, and that line's error if any."""
 
     texts: list[str]
+    values: list[tuple[str, ...]]
+    """Per sample, its field values in declared field order (segments, ``empty_fields``)."""
     line_numbers: list[int]
     blank_lines: int
     error: MintDimError | None
@@ -97,28 +99,32 @@ def _iter_blocks(path: str) -> Iterator[bytes]:
 def parse_lines(batch: RawBatch, plan: FilePlan) -> ParsedLines:
     """Parse and render each line in order, stopping at the first line that breaks a rule."""
     texts: list[str] = []
+    values: list[tuple[str, ...]] = []
     numbers: list[int] = []
     blank = 0
-    render = plan.template.renderer()
+    get, join = plan.template.value_functions(plan.fields)
     for line_number, raw in enumerate(batch.lines(), start=batch.first_line):
         # Fast path: a well-formed sample renders directly (orjson takes a trailing \r as JSON
         # whitespace). Blank lines and every kind of bad line fail here and get the slow look.
         try:
-            texts.append(render(orjson.loads(raw)))
+            sample = get(orjson.loads(raw))
+            texts.append(join(sample))
         except (orjson.JSONDecodeError, KeyError, TypeError):
             outcome = _inspect(raw, plan, line_number)
             if outcome is None:
                 blank += 1
                 continue
             if isinstance(outcome, MintDimError):
-                return ParsedLines(texts, numbers, blank, outcome)
-            texts.append(outcome)
+                return ParsedLines(texts, values, numbers, blank, outcome)
+            sample = get(outcome)
+            texts.append(join(sample))
+        values.append(sample)
         numbers.append(line_number)
-    return ParsedLines(texts, numbers, blank, None)
+    return ParsedLines(texts, values, numbers, blank, None)
 
 
-def _inspect(raw: bytes, plan: FilePlan, line_number: int) -> str | MintDimError | None:
-    """The rendered text of a line, its error, or None for a blank line."""
+def _inspect(raw: bytes, plan: FilePlan, line_number: int) -> dict[str, str] | MintDimError | None:
+    """The field values of a line, its error, or None for a blank line."""
     line = raw[:-1] if raw.endswith(b"\r") else raw
     if not line.strip():
         return None
@@ -126,8 +132,7 @@ def _inspect(raw: bytes, plan: FilePlan, line_number: int) -> str | MintDimError
         sample = orjson.loads(line)
     except orjson.JSONDecodeError as err:
         return _parse_error(plan, line_number, line, err)
-    values = _field_values(sample, plan, line_number, plan.fields)
-    return values if isinstance(values, MintDimError) else plan.template.render(values)
+    return _field_values(sample, plan, line_number, plan.fields)
 
 
 def _field_values(

@@ -20,7 +20,7 @@ from mintdim.shared.errors import (
     TokenizerValidationError,
 )
 from mintdim.shared.paths import resolve
-from mintdim.shared.types import TokenizerKind
+from mintdim.shared.types import ENCODE_MODES, TokenizerKind
 
 __all__ = ["TemplateLiteralWarning", "check_template_literals", "check_vocab", "tokenizer_spec"]
 
@@ -31,13 +31,17 @@ class TemplateLiteralWarning(UserWarning):
     """A template literal that the tokenizer does not reproduce exactly (e.g. normalised whitespace)."""
 
 
+_OPTIONS = ("path", "encode", "append_eos", "pad_fallback", "unk_fallback")
+"""Every key a tokenizer config may hold; raw ``pad_id``/``unk_id`` stay refused."""
+
+
 def tokenizer_spec(config: object, kind: TokenizerKind, index: int) -> TokenizerSpec:
-    """Check one ``{"path": ...}`` dict and resolve its file, without loading it."""
+    """Check one ``{"path": ..., <options>}`` dict and resolve its file, without loading it."""
     if not isinstance(config, Mapping):
         raise TokenizerValidationError.config(
             index=index, problem="not_dict", got=type(config).__name__
         )
-    unknown = sorted(str(key) for key in config if key != "path")
+    unknown = sorted(str(key) for key in config if key not in _OPTIONS)
     if unknown:
         raise TokenizerValidationError.config(index=index, problem="unknown_keys", got=unknown)
     if "path" not in config:
@@ -52,13 +56,33 @@ def tokenizer_spec(config: object, kind: TokenizerKind, index: int) -> Tokenizer
     abs_path = resolve(path)
     if not abs_path.is_file():
         raise MintDimFileNotFoundError(context="tokenizer", path=path)
-    return TokenizerSpec(kind=kind, path=path, abs_path=str(abs_path))
+    return TokenizerSpec(kind=kind, path=path, abs_path=str(abs_path), **_options(config, index))
+
+
+def _options(config: Mapping, index: int) -> dict[str, object]:
+    """The opt-in SFT keys, checked for type and value (their meaning needs the loaded file)."""
+    options = {key: config[key] for key in _OPTIONS[1:] if config.get(key) is not None}
+    encode = options.get("encode")
+    if encode is not None and encode not in ENCODE_MODES:
+        raise TokenizerValidationError.option(index=index, key="encode", got=encode)
+    if not isinstance(options.get("append_eos", False), bool):
+        raise TokenizerValidationError.option(
+            index=index, key="append_eos", got=options["append_eos"]
+        )
+    for key in ("pad_fallback", "unk_fallback"):
+        value = options.get(key)
+        if value is not None and (not isinstance(value, str) or not value):
+            raise TokenizerValidationError.option(index=index, key=key, got=value)
+    if options.get("pad_fallback") == "none":
+        raise TokenizerValidationError.option(index=index, key="pad_fallback", got="none")
+    return options
 
 
 def check_vocab(encoder: Encoder) -> str:
     """The shard dtype name for the encoder's ids, or ``TokenDTypeValidationError``."""
     # A padding section may name a PAD id outside the vocabulary; shards must still hold it.
-    largest = max(encoder.vocab_size, encoder.pad_id + 1, encoder.unk_id + 1)
+    specials = (encoder.pad_id, encoder.unk_id, encoder.eos_id)
+    largest = max(encoder.vocab_size, *(i + 1 for i in specials if i is not None))
     dtype = token_dtype_for(largest)
     if dtype is None:
         raise TokenDTypeValidationError(vocab_size=largest, path=encoder.spec.path)
@@ -71,7 +95,7 @@ def check_template_literals(encoder: Encoder, template: Template, file_index: in
         if not segment:
             continue
         ids = encoder.encode(segment)
-        unk_count = ids.count(encoder.unk_id)
+        unk_count = ids.count(encoder.unk_id) if encoder.unk_id is not None else 0
         if unk_count:
             raise TemplateTokenizerError(
                 file_index=file_index,
