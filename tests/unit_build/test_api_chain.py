@@ -9,7 +9,6 @@ example code below is the spec's code, unchanged.
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import shutil
