@@ -8,16 +8,12 @@ __all__ = [
     "ENCODE_MODES",
     "OVERFLOW_POLICIES",
     "EncodeMode",
-    "Language",
     "OverflowPolicy",
     "TokenizerKind",
 ]
 
 TokenizerKind = Literal["sentencepiece", "hf_json"]
 """The tokenizer formats MintDim reads: a SentencePiece ``.model`` or a Hugging Face ``tokenizer.json``."""
-
-Language = Literal["en", "vi"]
-"""The languages every MintDim error is written in."""
 
 EncodeMode = Literal["whole", "segments"]
 """How a rendered sample is encoded when segment spans are stored (tokenizer key ``encode``)."""

@@ -4,8 +4,8 @@ Layout::
 
     <dir>/manifest.json  histogram.json  stats.json
           sample_index.jsonl  duplicate_index.jsonl  unk_index.jsonl  overflow_index.jsonl
-          unit_<size>/shard_000000.bin ...      (or EMPTY_UNIT.md when the unit got nothing)
-          unit_<size>/shard_000000.spans.bin    (segment spans, when the tokenizer sets encode)
+          unit_<size>/shard_000000.bin ... index.npy  (or EMPTY_UNIT.md when the unit got nothing)
+          unit_<size>/shard_000000.spans.bin ...      (segment spans, when the tokenizer sets encode)
 
 Under ``on_overflow="extend"`` a sample longer than every unit goes to the smallest unit
 already extended that holds it, else to a new unit of its exact size (rounded up to the plan's
@@ -29,6 +29,7 @@ from mintdim.pipelines.unit_build.output import durable, histogram, manifest, sa
 from mintdim.pipelines.unit_build.output.duplicate_index import DuplicateTracker
 from mintdim.pipelines.unit_build.output.overflow_index import OverflowIndexWriter
 from mintdim.pipelines.unit_build.output.sample_index import SampleIndexWriter
+from mintdim.pipelines.unit_build.output.unit_index import UnitIndexWriter
 from mintdim.pipelines.unit_build.output.unk_index import UnkIndexWriter
 from mintdim.pipelines.unit_build.units.planner import padded_rows
 from mintdim.pipelines.unit_build.units.shard_writer import UnitShardWriter, unit_dir_name
@@ -57,6 +58,7 @@ class OutputDirectory:
         self._log = log
         self._next_id = 0
         self._units: list[UnitShardWriter] = []
+        self._indexes: list[UnitIndexWriter] = []
         self._samples: SampleIndexWriter | None = None
         self._unks: UnkIndexWriter | None = None
         self._overflows: OverflowIndexWriter | None = None
@@ -89,6 +91,7 @@ class OutputDirectory:
                 spans_stored=self.plan.span_width > 0,
             )
         )
+        self._indexes.append(UnitIndexWriter(self.path, size))
 
     def _claim(self) -> None:
         # Validation found the directory absent or empty; mkdir without exist_ok makes the claim
@@ -100,15 +103,21 @@ class OutputDirectory:
                 raise OutputValidationError(directory=self.plan.path, problem="not_empty") from None
 
     def write(self, batch: EncodedBatch) -> None:
-        """Append one batch: shard records, index lines, digests and counts."""
+        """Append one batch: shard records, index entries and lines, digests and counts."""
         first_id = self._next_id
         units = self._place_extended(batch) if batch.extend_tokens else batch.unit_indexes
-        shard_numbers, shard_rows = self._places(units)
-        spans = batch.span_rows or [None] * len(batch.rows)
-        for writer, rows, span_rows in zip(self._units, batch.rows, spans, strict=False):
-            if len(rows):
-                writer.write(rows, span_rows)
+        # Each sample's place among its unit's records, from the unit's count before this batch.
+        sequence = np.empty(batch.sample_count, dtype=np.int64)
+        spans = batch.span_rows
+        for unit, (writer, index) in enumerate(zip(self._units, self._indexes, strict=True)):
+            members = np.flatnonzero(units == unit)
+            if members.size:
+                sequence[members] = writer.samples + np.arange(members.size)
+                if unit < len(batch.rows):  # a planned unit: the worker padded its records
+                    writer.write(batch.rows[unit], None if spans is None else spans[unit])
+                index.write(first_id + members, batch.token_counts[members])
         self._write_extended(batch, units)
+        shard_numbers, shard_rows = np.divmod(sequence, self.plan.samples_per_shard)
         self._samples.write(first_id, batch.index_parts, shard_numbers, shard_rows)
         self._unks.write(first_id, batch.unk_parts)
         for event in batch.overflows:
@@ -160,17 +169,10 @@ class OutputDirectory:
             )
             writer.write(rows, batch.extend_spans[k][None, :] if batch.extend_spans else None)
 
-    def _places(self, unit_indexes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Shard number and row of each sample, from the unit counts before this batch."""
-        sequence = np.empty(unit_indexes.size, dtype=np.int64)
-        for unit, writer in enumerate(self._units):
-            members = np.flatnonzero(unit_indexes == unit)
-            sequence[members] = writer.samples + np.arange(members.size)
-        return np.divmod(sequence, self.plan.samples_per_shard)
-
     def finish(self) -> dict[str, object]:
         """Close everything, write the audit files and, last, the manifest; return the stats."""
         shards = [record for writer in self._units for record in writer.finish()]
+        indexes = [record for index in self._indexes if (record := index.finish())]
         self._samples.close()
         self._unks.close()
         self._overflows.close()
@@ -196,7 +198,7 @@ class OutputDirectory:
         durable.write_json_atomic(
             self.path / manifest.FILENAME,
             manifest.manifest(
-                self.plan, self.files, shards, self._extended_sizes(), self._stats.policy
+                self.plan, self.files, shards, indexes, self._extended_sizes(), self._stats.policy
             ),
         )
         return content
@@ -206,7 +208,7 @@ class OutputDirectory:
 
     def fail(self, error: BaseException) -> None:
         """Mark every unit directory as failed; never writes a manifest."""
-        for writer in self._units:
+        for writer in [*self._units, *self._indexes]:
             writer.abort()
         for handle in (self._samples, self._unks, self._overflows):
             if handle is not None:

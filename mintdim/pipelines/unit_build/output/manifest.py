@@ -17,7 +17,7 @@ from mintdim.pipelines.unit_build.units.shard_writer import ShardRecord
 __all__ = ["FILENAME", "FORMAT_VERSION", "manifest"]
 
 FILENAME = "manifest.json"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 """Bumped whenever a file's layout changes, so readers can refuse what they do not know."""
 
 
@@ -25,10 +25,12 @@ def manifest(
     output: OutputPlan,
     files: Sequence[FilePlan],
     shards: Sequence[ShardRecord],
+    unit_indexes: Sequence[ShardRecord],
     extended_sizes: Sequence[int] = (),
     on_overflow: str = "abort",
 ) -> dict:
-    """The manifest of one finished output directory."""
+    """The manifest of one finished output directory (``unit_indexes``: see output/unit_index.py;
+    ``extended_sizes``: the units ``on_overflow="extend"`` added)."""
     info = output.info
     spec = output.tokenizer
     return {
@@ -86,15 +88,20 @@ def manifest(
         ),
         "output": {"samples_per_shard": output.samples_per_shard},
         "hash": {"algorithm": "sha256", "of": "UTF-8 bytes of the rendered text"},
-        "shards": [
-            {
-                "path": s.path,
-                "unit_size": s.unit_size,
-                "samples": s.samples,
-                "bytes": s.bytes,
-                "sha256": s.sha256,
-                **({"spans": s.spans} if s.spans is not None else {}),
-            }
-            for s in shards
-        ],
+        "shards": _listing(shards),
+        "unit_indexes": _listing(unit_indexes),
     }
+
+
+def _listing(records: Sequence[ShardRecord]) -> list[dict]:
+    return [
+        {
+            "path": r.path,
+            "unit_size": r.unit_size,
+            "samples": r.samples,
+            "bytes": r.bytes,
+            "sha256": r.sha256,
+            **({"spans": r.spans} if r.spans is not None else {}),
+        }
+        for r in records
+    ]

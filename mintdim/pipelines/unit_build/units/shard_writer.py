@@ -20,7 +20,14 @@ import numpy as np
 
 from mintdim.pipelines.unit_build.output import spans
 
-__all__ = ["ShardRecord", "UnitShardWriter", "shard_name", "spans_name", "unit_dir_name"]
+__all__ = [
+    "ShardRecord",
+    "UnitShardWriter",
+    "shard_name",
+    "shard_path",
+    "spans_path",
+    "unit_dir_name",
+]
 
 _MIB = 1 << 20
 RECOMMENDED_SHARD_BYTES = 512 * _MIB
@@ -37,14 +44,19 @@ def shard_name(number: int) -> str:
     return f"shard_{number:06d}.bin"
 
 
-def spans_name(number: int) -> str:
-    """File name of shard ``number``'s segment spans inside its unit directory."""
-    return shard_name(number).removesuffix(".bin") + spans.SUFFIX
+def shard_path(unit_size: int, number: int) -> str:
+    """Path of a shard inside the output directory, as manifest.json and sample_index list it."""
+    return f"{unit_dir_name(unit_size)}/{shard_name(number)}"
+
+
+def spans_path(unit_size: int, number: int) -> str:
+    """Path of shard ``number``'s segment spans inside the output directory."""
+    return shard_path(unit_size, number).removesuffix(".bin") + spans.SUFFIX
 
 
 @dataclass(frozen=True, slots=True)
 class ShardRecord:
-    """A closed shard, as listed in manifest.json."""
+    """A closed file of a unit (a shard, or its index), as listed in manifest.json."""
 
     path: str
     unit_size: int
@@ -124,7 +136,7 @@ class UnitShardWriter:
         self._in_shard = 0
         self._bytes = 0
         if self._spans_stored:
-            self._spans = open(self.unit_path / spans_name(number), "xb")  # noqa: SIM115
+            self._spans = open(self.unit_path.parent / spans_path(self.unit_size, number), "xb")  # noqa: SIM115
             self._spans_hash = hashlib.sha256()
             self._spans_bytes = 0
 
@@ -138,7 +150,7 @@ class UnitShardWriter:
             _sync_close(self._spans)
             self._spans = None
             span_record = {
-                "path": f"{unit_dir_name(self.unit_size)}/{spans_name(number)}",
+                "path": spans_path(self.unit_size, number),
                 "bytes": self._spans_bytes,
                 "sha256": self._spans_hash.hexdigest(),
             }
@@ -146,7 +158,7 @@ class UnitShardWriter:
         self._handle = None
         self.closed.append(
             ShardRecord(
-                path=f"{unit_dir_name(self.unit_size)}/{shard_name(number)}",
+                path=shard_path(self.unit_size, number),
                 unit_size=self.unit_size,
                 samples=self._in_shard,
                 bytes=self._bytes,
