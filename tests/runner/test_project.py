@@ -155,14 +155,19 @@ def test_the_wheel_ships_conf_and_demo_and_runs_from_elsewhere(tmp_path) -> None
     assert str(site_demo) in manifest.read_text()
 
 
-def test_ci_runs_exactly_the_readme_test_command() -> None:
+def test_ci_runs_exactly_the_readme_test_command_and_it_lints_first() -> None:
     ci = (REPO / ".ci" / "run").read_text()
     assert ci.startswith("#!/usr/bin/env bash\n")
     assert "set -euo pipefail" in ci and ci.rstrip().endswith("make test")
     assert os.access(REPO / ".ci" / "run", os.X_OK)
     assert "make test" in README.read_text() and "make demo" in README.read_text()
     makefile = (REPO / "Makefile").read_text()
-    assert re.search(r"^test: \$\(STAMP\)\n\t\$\(BIN\)/python -m pytest$", makefile, re.M)
+    assert re.search(r"^test: lint\n\t\$\(BIN\)/python -m pytest\b", makefile, re.M)
+    assert re.search(
+        r"^lint: \$\(STAMP\)\n\t\$\(BIN\)/ruff check \.\n\t\$\(BIN\)/ruff format --check \.$",
+        makefile,
+        re.M,
+    )
     assert 'pip install --quiet -e ".[dev]"' in makefile
 
 
