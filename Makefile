@@ -39,8 +39,5 @@ examples: $(STAMP)
 tokenizers: $(STAMP)
 	$(BIN)/python scripts/train_demo_tokenizers.py
 
-readme: $(STAMP)
-	$(BIN)/python scripts/sync_readme.py
-
 clean:
 	rm -rf outputs multirun .pytest_cache .ruff_cache
