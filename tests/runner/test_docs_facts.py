@@ -144,3 +144,9 @@ def test_dev_extra_installs_every_optional_extra() -> None:
     extras = tomllib.loads(text(REPO / "pyproject.toml"))["project"]["optional-dependencies"]
     for extra in set(extras) - {"dev"}:
         assert f"mintdim[{extra}]" in extras["dev"], f"add mintdim[{extra}] to the dev extra"
+
+
+def test_readme_sample_index_line_is_the_committed_example() -> None:
+    committed = text(REPO / "outputs_examples/demo_sweep/small/build/sample_index.jsonl")
+    (block,) = code_blocks(text(README), "json")
+    assert block.strip() in committed.splitlines()
