@@ -5,10 +5,10 @@ and handed to the public fluent API, step by step::
 
     pipeline("unit-build")
       .source.jsonl(files=source.files, fields=source.fields, templates=source.templates)
-      .tokenizer.<tokenizer.type>([{"path": p} for p in tokenizer.path])
+      .tokenizer.<tokenizer.type>([{"path": p, <tokenizer options set>} for p in tokenizer.path])
       .units(sizes=units.sizes, build_batch=units.build_batch)
       .output.dir(output.dir, samples_per_shard=output.samples_per_shard)
-      .run(workers=workers, progress=progress)
+      .run(workers=workers, progress=progress, on_overflow=on_overflow)
 
 A value left as ``???`` in the config is passed as ``None``, so the core's
 ``PipelineValidationError`` lists everything that is missing, in the current language. All
@@ -30,15 +30,19 @@ from mintdim.runner.schema import field_help
 
 __all__ = [
     "BUILD_KEYS",
+    "TOKENIZER_OPTIONS",
     "fluent_arguments",
     "job_from_arguments",
     "job_from_config",
     "run_options",
 ]
 
+TOKENIZER_OPTIONS = ("encode", "append_eos", "pad_fallback", "unk_fallback")
+"""Tokenizer keys shared by every path: each is added to every ``{"path": ...}`` dict when set."""
+
 BUILD_KEYS = {
     "source": ("files", "fields", "templates"),
-    "tokenizer": ("type", "path"),
+    "tokenizer": ("type", "path", *TOKENIZER_OPTIONS),
     "units": ("sizes", "build_batch"),
     "output": ("dir", "samples_per_shard"),
 }
@@ -78,7 +82,9 @@ def fluent_arguments(cfg: DictConfig) -> dict[str, Any]:
     """The arguments of each fluent step, as plain Python, exactly as the config gives them."""
     v = {(g, k): _value(cfg, g, k) for g, keys in BUILD_KEYS.items() for k in keys}
     paths = v["tokenizer", "path"]
-    tokenizer = [{"path": p} for p in paths] if isinstance(paths, list) else paths
+    # Options left at their defaults (null, false) stay out: the API's own defaults apply.
+    options = {key: v["tokenizer", key] for key in TOKENIZER_OPTIONS if v["tokenizer", key]}
+    tokenizer = [{"path": p, **options} for p in paths] if isinstance(paths, list) else paths
     return {
         "source.jsonl": {
             "files": v["source", "files"],
@@ -111,5 +117,10 @@ def job_from_arguments(args: dict[str, Any]) -> UnitBuildPipeline:
 
 
 def run_options(cfg: DictConfig) -> dict[str, Any]:
-    """The keyword arguments of ``job.run()``: ``workers`` and ``progress``."""
-    return {"workers": cfg.get("workers"), "progress": cfg.get("progress")}
+    """The keyword arguments of ``job.run()``: ``workers``, ``progress`` and ``on_overflow``."""
+    policy = cfg.get("on_overflow")
+    return {
+        "workers": cfg.get("workers"),
+        "progress": cfg.get("progress"),
+        "on_overflow": policy.name if isinstance(policy, Enum) else policy or "abort",
+    }
