@@ -864,9 +864,10 @@ class UnitOverflowError(MintDimError, ValueError):
 class OutputValidationError(MintDimError, OSError):
     """Raised when the output directory cannot be used: not empty, a file, or not creatable.
 
-    ``problem`` is "not_empty", "not_a_directory", "cannot_create" or "nested" (one output
-    directory of the build lies inside another); ``detail`` (such as the OS error text) is shown
-    under Reason when given.
+    ``problem`` is "not_empty", "not_a_directory", "cannot_create", "nested" (one output
+    directory of the build lies inside another) or "not_a_path" (``output.dir`` declared something
+    other than path strings; ``directory`` is then the declared value's repr); ``detail`` (such as
+    the OS error text) is shown under Reason when given.
     """
 
     directory: str
@@ -898,6 +899,13 @@ class OutputValidationError(MintDimError, OSError):
             "Use output directories that do not contain one another.",
             "Thư mục output nằm bên trong một thư mục output khác của lần build này.",
             "Hãy dùng các thư mục output không chứa nhau.",
+        ),
+        "not_a_path": (
+            "Output directory must be a path string.",
+            "Pass output.dir one path shared by every file, or a list of one path per file.",
+            "Thư mục output phải là đường dẫn dạng string.",
+            "Hãy truyền cho output.dir một đường dẫn dùng chung, hoặc một list mỗi file một "
+            "đường dẫn.",
         ),
     }
 
@@ -965,8 +973,9 @@ class TokenDTypeValidationError(MintDimError, ValueError):
 class SamplesPerShardError(MintDimError, ValueError):
     """Raised when output.samples_per_shard has a bad value or a bad number of entries.
 
-    Create it with :meth:`not_positive` or :meth:`arity`. Attributes: ``problem``
-    ("not_positive" or "arity"), ``index``, ``value``, ``file_count``, ``got``.
+    Create it with :meth:`not_positive`, :meth:`not_list` or :meth:`arity`. Attributes:
+    ``problem`` ("not_positive", "not_list" or "arity"), ``index``, ``value``, ``file_count``,
+    ``got``.
     """
 
     problem: str
@@ -993,13 +1002,18 @@ class SamplesPerShardError(MintDimError, ValueError):
         file_count: int | None = None,
         got: int | None = None,
     ) -> None:
-        _check_code("samples_per_shard problem", problem, ("not_positive", "arity"))
+        _check_code("samples_per_shard problem", problem, ("not_positive", "not_list", "arity"))
         super().__init__(problem=problem, index=index, value=value, file_count=file_count, got=got)
 
     @classmethod
     def not_positive(cls, *, index: int, value: object) -> SamplesPerShardError:
         """``samples_per_shard[index]`` is not a positive int."""
         return cls(problem="not_positive", index=index, value=value)
+
+    @classmethod
+    def not_list(cls, *, value: object) -> SamplesPerShardError:
+        """``samples_per_shard`` is not a list (a bare int is refused like a bare build_batch)."""
+        return cls(problem="not_list", value=value)
 
     @classmethod
     def arity(cls, *, file_count: int, got: int) -> SamplesPerShardError:
@@ -1012,6 +1026,11 @@ class SamplesPerShardError(MintDimError, ValueError):
                 problem = (
                     f"samples_per_shard[{self.index}] must be a positive int, "
                     f"got {_show(self.value)}"
+                )
+            elif self.problem == "not_list":
+                problem = (
+                    "samples_per_shard must be a list of positive ints (one shared, or one per "
+                    f"file), got {_show(self.value)}"
                 )
             else:
                 problem = _received_en(
@@ -1030,6 +1049,11 @@ class SamplesPerShardError(MintDimError, ValueError):
             problem = (
                 f"samples_per_shard[{self.index}] phải là số nguyên dương, "
                 f"hiện tại là {_show(self.value)}"
+            )
+        elif self.problem == "not_list":
+            problem = (
+                "samples_per_shard phải là list các số nguyên dương (một giá trị dùng chung, hoặc "
+                f"mỗi file một giá trị), hiện tại là {_show(self.value)}"
             )
         else:
             problem = _received_vi(self.file_count, self.got, "samples_per_shard")
