@@ -20,7 +20,7 @@ def unit_settings(
     for i, entry in enumerate(sizes):
         if not isinstance(entry, list | tuple):
             raise UnitValidationError(key=f"units.sizes[{i}]", value=entry, rule="list_of_lists")
-    size_lists = per_file(sizes, file_count, partial(UnitMappingError, key="sizes"))
+    size_lists = per_file(sizes, file_count, partial(UnitMappingError, key="units.sizes"))
     for i, entry in enumerate(sizes):
         key = f"units.sizes[{i}]"
         if not entry:
@@ -32,7 +32,7 @@ def unit_settings(
                 raise UnitValidationError(key=f"{key}[{j}]", value=entry[j], rule="ascending")
     if not isinstance(build_batch, list | tuple):
         raise UnitValidationError(key="units.build_batch", value=build_batch, rule="list_of_ints")
-    batches = per_file(build_batch, file_count, partial(UnitMappingError, key="build_batch"))
+    batches = per_file(build_batch, file_count, partial(UnitMappingError, key="units.build_batch"))
     for i, value in enumerate(build_batch):
         _positive_int(value, f"units.build_batch[{i}]")
     return [(tuple(size_lists[i]), batches[i]) for i in range(file_count)]
