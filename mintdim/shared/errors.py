@@ -35,6 +35,7 @@ __all__ = [
     "FieldValueTypeError",
     "MintDimError",
     "MintDimFileNotFoundError",
+    "NotABuildError",
     "OutputConflictError",
     "OutputMappingError",
     "OutputValidationError",
@@ -1707,6 +1708,51 @@ class SweepOutputError(MintDimError, FileExistsError):
         )
 
 
+class NotABuildError(MintDimError, FileNotFoundError):
+    """Raised by ``mintdim verify`` / ``inspect`` for a directory that holds no finished build."""
+
+    directory: str
+    reason: str
+
+    _REASONS: ClassVar[dict[str, tuple[str, str]]] = {
+        "missing": ("the directory does not exist", "thư mục không tồn tại"),
+        "not_directory": (
+            "the path is a file, not a directory",
+            "đường dẫn là file, không phải thư mục",
+        ),
+        "failed": (
+            "a build failed here: UNIT_BUILD_FAILED.md says why, and there is no manifest.json",
+            "một lần build đã thất bại ở đây: UNIT_BUILD_FAILED.md nói lý do, và không có manifest.json",
+        ),
+        "no_manifest": (
+            "there is no manifest.json (a build writes it last, when it completes)",
+            "không có manifest.json (một lần build ghi nó sau cùng, khi hoàn tất)",
+        ),
+    }
+
+    def __init__(self, *, directory: str, reason: str) -> None:
+        _check_code("reason", reason, self._REASONS)
+        super().__init__(directory=directory, reason=reason)
+
+    def _render(self, lang: str) -> str:
+        english, vietnamese = self._REASONS[self.reason]
+        if lang == "en":
+            return _compose(
+                "NotABuildError",
+                "The directory holds no finished MintDim build.",
+                _section("Directory", self.directory),
+                _section("Reason", english),
+                _section("Fix", "give the output directory of a build that completed"),
+            )
+        return _compose(
+            "NotABuildError",
+            "Thư mục không chứa bản build MintDim hoàn chỉnh nào.",
+            _section("Thư mục", self.directory),
+            _section("Lý do", vietnamese),
+            _section("Cách sửa", "hãy đưa thư mục output của một lần build đã hoàn tất"),
+        )
+
+
 _ERROR_CLASSES: tuple[type[MintDimError], ...] = (
     PipelineValidationError,
     MintDimFileNotFoundError,
@@ -1740,6 +1786,7 @@ _ERROR_CLASSES: tuple[type[MintDimError], ...] = (
     ConfigValueError,
     DemoFileError,
     SweepOutputError,
+    NotABuildError,
 )
 
 

@@ -21,6 +21,7 @@ from mintdim.shared.errors import (
     FieldValueTypeError,
     MintDimError,
     MintDimFileNotFoundError,
+    NotABuildError,
     OutputConflictError,
     OutputMappingError,
     OutputValidationError,
@@ -1507,6 +1508,7 @@ def one_of_each() -> list[MintDimError]:
         ConfigValueError(key="output.dir", detail="missing", expected="./out"),
         DemoFileError(name="nope.jsonl", available=["a.jsonl"]),
         SweepOutputError(directory="multirun/x/0/build"),
+        NotABuildError(directory="./out", reason="no_manifest"),
     ]
 
 
@@ -1627,6 +1629,7 @@ def test_error_raised_in_worker_process_arrives_intact():
         (ConfigValueError, (ValueError,)),
         (DemoFileError, (FileNotFoundError, OSError)),
         (SweepOutputError, (FileExistsError, OSError)),
+        (NotABuildError, (FileNotFoundError, OSError)),
     ],
 )
 def test_builtin_bases(cls, builtins):
