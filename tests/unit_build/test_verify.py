@@ -61,7 +61,7 @@ def _reseal(directory: Path) -> None:
     """Make every digest in the manifest match the files as they now are."""
     path = directory / "manifest.json"
     content = json.loads(path.read_text(encoding="utf-8"))
-    for shard in content["shards"]:
+    for shard in [*content["shards"], *content["unit_indexes"]]:
         data = (directory / shard["path"]).read_bytes()
         shard["bytes"], shard["sha256"] = len(data), hashlib.sha256(data).hexdigest()
     for name, facts in content["audit_files"].items():
@@ -107,6 +107,7 @@ def test_every_flipped_byte_in_every_file_is_found(cwd, hf_json):
         "unk_index.jsonl",
         "shard_000000.bin",
         "EMPTY_UNIT.md",
+        "index.npy",
     }
     for path in files:
         original = path.read_bytes()

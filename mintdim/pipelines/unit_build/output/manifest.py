@@ -18,7 +18,7 @@ from mintdim.pipelines.unit_build.units.shard_writer import ShardRecord
 __all__ = ["FILENAME", "FORMAT_VERSION", "SEAL", "manifest", "seal_holds"]
 
 FILENAME = "manifest.json"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 """Bumped whenever a file's layout changes, so readers can refuse what they do not know."""
 
 
@@ -31,13 +31,15 @@ def manifest(
     output: OutputPlan,
     files: Sequence[FilePlan],
     shards: Sequence[ShardRecord],
+    unit_indexes: Sequence[ShardRecord],
     audit_files: Mapping[str, Mapping[str, object]],
 ) -> dict:
     """The sealed manifest of one finished output directory.
 
-    ``audit_files`` maps each index and summary file name to its ``bytes`` and ``sha256``.
+    ``unit_indexes``: see output/unit_index.py. ``audit_files`` maps each index and summary file
+    name to its ``bytes`` and ``sha256``.
     """
-    content = _content(output, files, shards)
+    content = _content(output, files, shards, unit_indexes)
     content["audit_files"] = {name: dict(facts) for name, facts in audit_files.items()}
     content[SEAL] = _digest(content)
     return content
@@ -53,7 +55,12 @@ def _digest(content: dict) -> str:
     return hashlib.sha256(json_bytes(content)).hexdigest()
 
 
-def _content(output: OutputPlan, files: Sequence[FilePlan], shards: Sequence[ShardRecord]) -> dict:
+def _content(
+    output: OutputPlan,
+    files: Sequence[FilePlan],
+    shards: Sequence[ShardRecord],
+    unit_indexes: Sequence[ShardRecord],
+) -> dict:
     info = output.info
     return {
         "pipeline": "unit-build",
@@ -85,14 +92,19 @@ def _content(output: OutputPlan, files: Sequence[FilePlan], shards: Sequence[Sha
         },
         "output": {"samples_per_shard": output.samples_per_shard},
         "hash": {"algorithm": "sha256", "of": "UTF-8 bytes of the rendered text"},
-        "shards": [
-            {
-                "path": s.path,
-                "unit_size": s.unit_size,
-                "samples": s.samples,
-                "bytes": s.bytes,
-                "sha256": s.sha256,
-            }
-            for s in shards
-        ],
+        "shards": _listing(shards),
+        "unit_indexes": _listing(unit_indexes),
     }
+
+
+def _listing(records: Sequence[ShardRecord]) -> list[dict]:
+    return [
+        {
+            "path": r.path,
+            "unit_size": r.unit_size,
+            "samples": r.samples,
+            "bytes": r.bytes,
+            "sha256": r.sha256,
+        }
+        for r in records
+    ]

@@ -37,6 +37,7 @@ from mintdim.pipelines.unit_build.output import (
     manifest,
     sample_index,
     stats,
+    unit_index,
     unk_index,
 )
 from mintdim.pipelines.unit_build.output.dir import (
@@ -248,6 +249,7 @@ class _Build:
     vocab_size: int
     sources: list[str]
     shards: list[_Shard]
+    unit_indexes: list[_Shard]
 
 
 @dataclass(slots=True)
@@ -277,6 +279,7 @@ def verify_build(directory: str | Path, *, deep: bool = False) -> VerifyReport:
         return report
     index = _check_sample_index(build, report)
     found_unks = _check_shards(build, index, report)
+    _check_unit_indexes(build, index, report)
     _check_unlisted(build, report)
     _check_audit_digests(build, report)
     groups = _check_stats(build, index, found_unks, report)
@@ -344,16 +347,7 @@ def _read_manifest(root: Path, report: VerifyReport) -> _Build | None:
 def _build(root: Path, content: dict) -> _Build:
     tokenizer, storage = content["tokenizer"], content["token_storage"]
     sizes = [int(size) for size in content["units"]["sizes"]]
-    shards = [
-        _Shard(
-            path=str(entry["path"]),
-            unit=int(entry["unit_size"]),
-            samples=int(entry["samples"]),
-            bytes=int(entry["bytes"]),
-            sha256=str(entry["sha256"]),
-        )
-        for entry in content["shards"]
-    ]
+    shards, unit_indexes = _listing(content["shards"]), _listing(content["unit_indexes"])
     for name in AUDIT_FILES:
         facts = content["audit_files"][name]
         int(facts["bytes"]), str(facts["sha256"])
@@ -368,7 +362,21 @@ def _build(root: Path, content: dict) -> _Build:
         vocab_size=int(tokenizer["vocab_size"]),
         sources=[str(path) for path in content["source"]["files"]],
         shards=shards,
+        unit_indexes=unit_indexes,
     )
+
+
+def _listing(entries: list[dict]) -> list[_Shard]:
+    return [
+        _Shard(
+            path=str(entry["path"]),
+            unit=int(entry["unit_size"]),
+            samples=int(entry["samples"]),
+            bytes=int(entry["bytes"]),
+            sha256=str(entry["sha256"]),
+        )
+        for entry in entries
+    ]
 
 
 # ---------------------------------------------------------------------------
@@ -731,10 +739,62 @@ def _check_records(
             unks[int(ids[row])] = positions.tolist()
 
 
+def _check_unit_indexes(build: _Build, index: _Index, report: VerifyReport) -> None:
+    """Each filled unit's index.npy lists its records' sample ids and token counts, in order."""
+    listed = {entry.unit: entry for entry in build.unit_indexes}
+    for size in build.sizes:
+        positions = [p for p, shard in enumerate(build.shards) if shard.unit == size]
+        if not positions:
+            continue
+        relative = unit_index.index_path(size)
+        entry = listed.get(size)
+        if entry is None or entry.path != relative:
+            report.add("unit_index", relative, "missing")
+            continue
+        path = build.root / relative
+        if not path.is_file():
+            report.add("unit_index", relative, "missing")
+            continue
+        _check_digest(path, relative, entry.bytes, entry.sha256, report, "unit_index")
+        try:
+            entries = unit_index.load(path)
+        except Exception as err:  # numpy raises many kinds for a damaged header (TokenError...)
+            report.add("unit_index", relative, "index_line", line=1, problem=str(err))
+            continue
+        for key, column in (("sample_id", index.record_ids), ("token_count", index.record_counts)):
+            want = np.concatenate([column[p] for p in positions])
+            got = np.asarray(entries[key], dtype=np.int64)
+            if got.shape != want.shape:
+                report.add(
+                    "unit_index", relative, "index_file_count", actual=got.size, expected=want.size
+                )
+                break
+            for record in np.flatnonzero(got != want)[:_SHOWN_PER_CHECK].tolist():
+                report.add(
+                    "unit_index",
+                    relative,
+                    "index_file_line",
+                    line=record,
+                    actual=f"{key} {got[record]}",
+                    expected=f"{key} {want[record]}",
+                )
+
+
+def _check_digest(
+    path: Path, relative: str, size: int, sha256: str, report: VerifyReport, check: str
+) -> None:
+    actual = path.stat().st_size
+    if actual != size:
+        report.add(check, relative, "size", actual=actual, listed=size)
+    digest = durable.file_sha256(path)
+    if digest != sha256:
+        report.add(check, relative, "sha256", actual=digest, listed=sha256)
+
+
 def _check_unlisted(build: _Build, report: VerifyReport) -> None:
     """Nothing may lie in the build that the manifest does not account for."""
     expected = {manifest.FILENAME, *AUDIT_FILES}
-    listed = {shard.path for shard in build.shards}
+    listed = {entry.path for entry in [*build.shards, *build.unit_indexes]}
     filled = {shard.unit for shard in build.shards}
     units = {unit_dir_name(size): size for size in build.sizes}
     for entry in sorted(build.root.iterdir()):
@@ -762,12 +822,7 @@ def _check_audit_digests(build: _Build, report: VerifyReport) -> None:
         if not path.is_file():
             report.add("files", name, "missing")
             continue
-        actual = path.stat().st_size
-        if actual != listed["bytes"]:
-            report.add("files", name, "size", actual=actual, listed=listed["bytes"])
-        digest = durable.file_sha256(path)
-        if digest != listed["sha256"]:
-            report.add("files", name, "sha256", actual=digest, listed=listed["sha256"])
+        _check_digest(path, name, listed["bytes"], listed["sha256"], report, "files")
 
 
 # ---------------------------------------------------------------------------
