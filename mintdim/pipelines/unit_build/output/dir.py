@@ -25,7 +25,16 @@ import numpy as np
 
 from mintdim.pipelines.unit_build.batch import EXTEND, EncodedBatch
 from mintdim.pipelines.unit_build.contracts import FilePlan, OutputPlan
-from mintdim.pipelines.unit_build.output import durable, histogram, manifest, sample_index, stats
+from mintdim.pipelines.unit_build.output import (
+    duplicate_index,
+    durable,
+    histogram,
+    manifest,
+    overflow_index,
+    sample_index,
+    stats,
+    unk_index,
+)
 from mintdim.pipelines.unit_build.output.duplicate_index import DuplicateTracker
 from mintdim.pipelines.unit_build.output.overflow_index import OverflowIndexWriter
 from mintdim.pipelines.unit_build.output.sample_index import SampleIndexWriter
@@ -35,10 +44,19 @@ from mintdim.pipelines.unit_build.units.planner import padded_rows
 from mintdim.pipelines.unit_build.units.shard_writer import UnitShardWriter, unit_dir_name
 from mintdim.shared.errors import MintDimError, OutputValidationError
 
-__all__ = ["EMPTY_UNIT", "UNIT_BUILD_FAILED", "OutputDirectory"]
+__all__ = ["AUDIT_FILES", "EMPTY_UNIT", "UNIT_BUILD_FAILED", "OutputDirectory", "empty_unit_text"]
 
 EMPTY_UNIT = "EMPTY_UNIT.md"
 UNIT_BUILD_FAILED = "UNIT_BUILD_FAILED.md"
+AUDIT_FILES = (
+    sample_index.FILENAME,
+    duplicate_index.FILENAME,
+    unk_index.FILENAME,
+    overflow_index.FILENAME,
+    stats.FILENAME,
+    histogram.FILENAME,
+)
+"""The index and summary files beside the manifest; it lists each one's size and SHA-256."""
 
 
 class OutputDirectory:
@@ -179,7 +197,7 @@ class OutputDirectory:
         groups, duplicated = self._duplicates.write(self.path)
         for writer in self._units:
             if writer.samples == 0:
-                (writer.unit_path / EMPTY_UNIT).write_text(_empty_unit_text(writer.unit_size))
+                (writer.unit_path / EMPTY_UNIT).write_text(empty_unit_text(writer.unit_size))
         info = self.plan.info
         content = self._stats.as_dict(
             token_dtype=info.token_dtype,
@@ -198,13 +216,29 @@ class OutputDirectory:
         durable.write_json_atomic(
             self.path / manifest.FILENAME,
             manifest.manifest(
-                self.plan, self.files, shards, indexes, self._extended_sizes(), self._stats.policy
+                self.plan,
+                self.files,
+                shards,
+                indexes,
+                self._audit_digests(),
+                self._extended_sizes(),
+                self._stats.policy,
             ),
         )
         return content
 
     def _extended_sizes(self) -> list[int]:
         return sorted(w.unit_size for w in self._units[len(self.plan.sizes) :])
+
+    def _audit_digests(self) -> dict[str, dict[str, object]]:
+        # Read back once from the page cache: the index files are small beside the shards.
+        return {
+            name: {
+                "bytes": (self.path / name).stat().st_size,
+                "sha256": durable.file_sha256(self.path / name),
+            }
+            for name in AUDIT_FILES
+        }
 
     def fail(self, error: BaseException) -> None:
         """Mark every unit directory as failed; never writes a manifest."""
@@ -220,7 +254,8 @@ class OutputDirectory:
                 (unit_path / UNIT_BUILD_FAILED).write_text(text, encoding="utf-8")
 
 
-def _empty_unit_text(size: int) -> str:
+def empty_unit_text(size: int) -> str:
+    """The text of EMPTY_UNIT.md in a unit no sample needed."""
     return (
         f"# unit_{size} is empty\n\n"
         f"No sample of this build has a token count that needs unit size {size}: every sample\n"

@@ -7,18 +7,25 @@ same input and configuration are byte-identical whatever ``build_batch`` or work
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+from collections.abc import Mapping, Sequence
 
 from mintdim._version import __version__
 from mintdim.pipelines.unit_build.contracts import FilePlan, OutputPlan
+from mintdim.pipelines.unit_build.output.durable import json_bytes
 from mintdim.pipelines.unit_build.segments import sequence_template
 from mintdim.pipelines.unit_build.units.shard_writer import ShardRecord
 
-__all__ = ["FILENAME", "FORMAT_VERSION", "manifest"]
+__all__ = ["FILENAME", "FORMAT_VERSION", "SEAL", "manifest", "seal_holds"]
 
 FILENAME = "manifest.json"
 FORMAT_VERSION = 2
 """Bumped whenever a file's layout changes, so readers can refuse what they do not know."""
+
+
+SEAL = "manifest_sha256"
+"""The manifest's last key: SHA-256 of the manifest's own bytes without it, so a changed byte
+anywhere in the manifest is found as surely as one in a shard."""
 
 
 def manifest(
@@ -26,11 +33,40 @@ def manifest(
     files: Sequence[FilePlan],
     shards: Sequence[ShardRecord],
     unit_indexes: Sequence[ShardRecord],
+    audit_files: Mapping[str, Mapping[str, object]],
     extended_sizes: Sequence[int] = (),
     on_overflow: str = "abort",
 ) -> dict:
-    """The manifest of one finished output directory (``unit_indexes``: see output/unit_index.py;
-    ``extended_sizes``: the units ``on_overflow="extend"`` added)."""
+    """The sealed manifest of one finished output directory.
+
+    ``unit_indexes``: see output/unit_index.py. ``audit_files`` maps each index and summary file
+    name to its ``bytes`` and ``sha256``. ``extended_sizes``: the units ``on_overflow="extend"``
+    added.
+    """
+    content = _content(output, files, shards, unit_indexes, extended_sizes, on_overflow)
+    content["audit_files"] = {name: dict(facts) for name, facts in audit_files.items()}
+    content[SEAL] = _digest(content)
+    return content
+
+
+def seal_holds(content: dict) -> bool:
+    """Whether a manifest's seal matches the rest of it."""
+    rest = {key: value for key, value in content.items() if key != SEAL}
+    return content.get(SEAL) == _digest(rest)
+
+
+def _digest(content: dict) -> str:
+    return hashlib.sha256(json_bytes(content)).hexdigest()
+
+
+def _content(
+    output: OutputPlan,
+    files: Sequence[FilePlan],
+    shards: Sequence[ShardRecord],
+    unit_indexes: Sequence[ShardRecord],
+    extended_sizes: Sequence[int],
+    on_overflow: str,
+) -> dict:
     info = output.info
     spec = output.tokenizer
     return {

@@ -64,17 +64,17 @@ def _options(config: Mapping, index: int) -> dict[str, object]:
     options = {key: config[key] for key in _OPTIONS[1:] if config.get(key) is not None}
     encode = options.get("encode")
     if encode is not None and encode not in ENCODE_MODES:
-        raise TokenizerValidationError.option(index=index, key="encode", got=encode)
+        raise TokenizerValidationError.bad_option(index=index, key="encode", got=encode)
     if not isinstance(options.get("append_eos", False), bool):
-        raise TokenizerValidationError.option(
+        raise TokenizerValidationError.bad_option(
             index=index, key="append_eos", got=options["append_eos"]
         )
     for key in ("pad_fallback", "unk_fallback"):
         value = options.get(key)
         if value is not None and (not isinstance(value, str) or not value):
-            raise TokenizerValidationError.option(index=index, key=key, got=value)
+            raise TokenizerValidationError.bad_option(index=index, key=key, got=value)
     if options.get("pad_fallback") == "none":
-        raise TokenizerValidationError.option(index=index, key="pad_fallback", got="none")
+        raise TokenizerValidationError.bad_option(index=index, key="pad_fallback", got="none")
     return options
 
 
