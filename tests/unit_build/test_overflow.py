@@ -14,6 +14,7 @@ import pytest
 from tokenizers import Tokenizer
 
 from mintdim import RunOptionError, UnitOverflowError, open_build
+from mintdim.pipelines.unit_build.output.verify import verify_build
 from tests.conftest import corpora_file
 from tests.unit_build.helpers import job, read_json, read_jsonl, tree_bytes, write_jsonl
 
@@ -148,3 +149,22 @@ def test_an_unknown_policy_is_refused_before_any_work(tmp_path, rows):
         _run(tmp_path, rows, "wrap")
     assert info.value.option == "on_overflow"
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("policy", ["skip", "truncate", "extend"])
+def test_mintdim_verify_accepts_each_policy_and_catches_a_broken_span(tmp_path, rows, policy):
+    out, _ = _run(tmp_path, rows, policy)
+    report = verify_build(out)
+    assert report.ok, report.lines("en")
+    # Break one stop of the first spans record (it no longer reaches the token count), and
+    # re-seal nothing: verify must name the file and the record.
+    spans = sorted(out.glob("unit_*/shard_*.spans.bin"))[0]
+    data = bytearray(spans.read_bytes())
+    data[-4:] = (0).to_bytes(4, "little")
+    spans.write_bytes(bytes(data))
+    report = verify_build(out)
+    relative = spans.relative_to(out).as_posix()
+    assert not report.ok
+    assert {(f.check, f.path) for f in report.failures} >= {("spans", relative)}
+    codes = {f.code for f in report.failures if f.path == relative}
+    assert codes == {"sha256", "spans_record"}

@@ -18,6 +18,7 @@ import sentencepiece as spm
 from tokenizers import Tokenizer
 
 from mintdim import TokenizerSpecialTokenError, open_build
+from mintdim.pipelines.unit_build.output.verify import verify_build
 from tests.conftest import corpora_file
 from tests.unit_build.helpers import job, read_json, read_jsonl, tree_bytes, write_jsonl
 
@@ -184,6 +185,8 @@ def test_spans_cover_every_token_and_match_the_reference(tmp_path, name, mode):
     literals = ALBERT_LITERALS if lowercase else LITERALS
     out, rows = _build(tmp_path, name, mode)
     library = Library(corpora_file(f"tokenizers/{file}"))
+    report = verify_build(out)
+    assert report.ok, report.lines("en")
     build = open_build(out)
     unk_id = build.manifest["tokenizer"]["unk_id"]
     index = read_jsonl(out / "sample_index.jsonl")

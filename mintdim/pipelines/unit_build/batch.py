@@ -150,17 +150,13 @@ class BatchEncoder:
             )
         ]
         info = output.info
-        # The appended EOS is not field text: never count it as UNK (phi-2 with unk_fallback eos).
-        eos_at = np.cumsum(lengths) - 1 if info.eos_id is not None else None
-        unk_parts, unk_tokens = _unk_parts(
-            flat,
-            lengths,
-            info.unk_id,
-            hexes,
-            lines,
-            source,
-            eos_at if info.eos_id == info.unk_id else None,
-        )
+        # The appended EOS is not field text: never count it as UNK (phi-2 with unk_fallback eos),
+        # unless truncation cut it off, and the last token is text.
+        eos_at = None
+        if info.eos_id is not None and info.eos_id == info.unk_id:
+            cut = [o.position for o in overflows if o.action == "truncate"]
+            eos_at = np.delete(np.cumsum(lengths) - 1, cut)
+        unk_parts, unk_tokens = _unk_parts(flat, lengths, info.unk_id, hexes, lines, source, eos_at)
         rows = [
             padded_rows(flat, lengths, units == u, size, info.pad_id, info.dtype)
             for u, size in enumerate(file.sizes)

@@ -32,17 +32,17 @@ class StatsCounter:
     blank_lines: int = 0
     unk_tokens: int = 0
     overflow_samples: int = 0
+    extended: list[int] = field(default_factory=list)
+    """The sizes among ``sizes`` that ``on_overflow="extend"`` added."""
     unit_counts: np.ndarray = field(init=False)
-    planned: int = field(init=False)
-    """How many of ``sizes`` were planned; the rest were added by ``extend``."""
 
     def __post_init__(self) -> None:
         self.unit_counts = np.zeros(len(self.sizes), dtype=np.int64)
-        self.planned = len(self.sizes)
 
     def add_unit(self, size: int) -> None:
         """A unit added by ``on_overflow="extend"``; counted after the planned ones."""
         self.sizes = (*self.sizes, size)
+        self.extended.append(size)
         self.unit_counts = np.append(self.unit_counts, 0)
 
     def overflow(self, samples: int) -> None:
@@ -92,6 +92,6 @@ class StatsCounter:
             "overflow": {
                 "policy": self.policy,
                 "samples": self.overflow_samples,
-                "extended_units": sorted(self.sizes[self.planned :]),
+                "extended_units": sorted(self.extended),
             },
         }
