@@ -453,10 +453,8 @@ class TokenizerValidationError(MintDimError, ValueError):
     """
 
     _SPECIAL = Bilingual(
-        "unk_id and pad_id are loaded from the tokenizer library; when it has none, name a "
-        "token with pad_fallback / unk_fallback.",
-        "unk_id và pad_id được lấy từ thư viện tokenizer; khi thư viện không có, hãy chỉ định "
-        "token bằng pad_fallback / unk_fallback.",
+        "unk_id and pad_id are loaded from the tokenizer library.",
+        "unk_id và pad_id được lấy từ thư viện tokenizer.",
     )
     _OPTIONS = Bilingual(
         "The allowed keys are path, encode, append_eos, pad_fallback and unk_fallback.",
@@ -564,16 +562,6 @@ class TokenizerValidationError(MintDimError, ValueError):
                     "- config phải là dict có key: path\n- path phải là string\n"
                     "- unk_id và pad_id được lấy từ thư viện tokenizer",
                 ),
-                Bilingual(
-                    '- encode: "whole" or "segments" (stores segment spans)\n'
-                    "- append_eos: true or false\n"
-                    '- pad_fallback: "eos", "unk" or a token of the tokenizer\n'
-                    '- unk_fallback: "eos", a token of the tokenizer, or "none"',
-                    '- encode: "whole" hoặc "segments" (lưu span của segment)\n'
-                    "- append_eos: true hoặc false\n"
-                    '- pad_fallback: "eos", "unk" hoặc một token của tokenizer\n'
-                    '- unk_fallback: "eos", một token của tokenizer, hoặc "none"',
-                ),
             )
         else:
             yield (
@@ -603,6 +591,24 @@ class TokenizerValidationError(MintDimError, ValueError):
             ]
             yield _H.METHOD, expects, *use_other
         yield _H.TOKENIZER_INDEX, self.index
+        if self.component == "config":
+            yield (
+                Bilingual("Options", "Tùy chọn"),
+                Bilingual(
+                    '- encode: "whole" or "segments" (stores segment spans)\n'
+                    "- append_eos: true or false\n"
+                    '- pad_fallback: "eos", "unk" or a token of the tokenizer, used only when '
+                    "the library has no PAD\n"
+                    '- unk_fallback: "eos", a token of the tokenizer, or "none", used only when '
+                    "the library has no UNK",
+                    '- encode: "whole" hoặc "segments" (lưu span của segment)\n'
+                    "- append_eos: true hoặc false\n"
+                    '- pad_fallback: "eos", "unk" hoặc một token của tokenizer, chỉ dùng khi '
+                    "thư viện không có PAD\n"
+                    '- unk_fallback: "eos", một token của tokenizer, hoặc "none", chỉ dùng khi '
+                    "thư viện không có UNK",
+                ),
+            )
 
 
 class TokenizerSpecialTokenError(MintDimError, ValueError):
