@@ -19,6 +19,8 @@ from mintdim.shared.errors import (
     DemoFileError,
     FieldMappingError,
     FieldValueTypeError,
+    LoaderOptionError,
+    LoaderStateError,
     MintDimError,
     MintDimFileNotFoundError,
     OutputConflictError,
@@ -1507,6 +1509,8 @@ def one_of_each() -> list[MintDimError]:
         ConfigValueError(key="output.dir", detail="missing", expected="./out"),
         DemoFileError(name="nope.jsonl", available=["a.jsonl"]),
         SweepOutputError(directory="multirun/x/0/build"),
+        LoaderOptionError(option="rank", value=3, problem="rank", limit=2),
+        LoaderStateError(key="seed", saved=1, current=2),
     ]
 
 
@@ -1528,7 +1532,7 @@ def test_error_classes_are_every_subclass_in_the_module():
         and not name.startswith("_")  # private bases such as _MappingError are not errors
     }
     assert set(error_classes()) == defined - {errors.MappingError}
-    assert len(error_classes()) == 32
+    assert len(error_classes()) == 34
 
 
 def test_all_names_every_public_name():
