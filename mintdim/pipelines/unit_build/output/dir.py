@@ -20,7 +20,15 @@ import numpy as np
 
 from mintdim.pipelines.unit_build.batch import EncodedBatch
 from mintdim.pipelines.unit_build.contracts import FilePlan, OutputPlan
-from mintdim.pipelines.unit_build.output import durable, histogram, manifest, stats
+from mintdim.pipelines.unit_build.output import (
+    duplicate_index,
+    durable,
+    histogram,
+    manifest,
+    sample_index,
+    stats,
+    unk_index,
+)
 from mintdim.pipelines.unit_build.output.duplicate_index import DuplicateTracker
 from mintdim.pipelines.unit_build.output.sample_index import SampleIndexWriter
 from mintdim.pipelines.unit_build.output.unit_index import UnitIndexWriter
@@ -29,10 +37,18 @@ from mintdim.pipelines.unit_build.units.shard_writer import UnitShardWriter, uni
 from mintdim.shared.errors import MintDimError, OutputValidationError
 from mintdim.shared.lang import Bilingual
 
-__all__ = ["EMPTY_UNIT", "UNIT_BUILD_FAILED", "OutputDirectory"]
+__all__ = ["AUDIT_FILES", "EMPTY_UNIT", "UNIT_BUILD_FAILED", "OutputDirectory", "empty_unit_text"]
 
 EMPTY_UNIT = "EMPTY_UNIT.md"
 UNIT_BUILD_FAILED = "UNIT_BUILD_FAILED.md"
+AUDIT_FILES = (
+    sample_index.FILENAME,
+    duplicate_index.FILENAME,
+    unk_index.FILENAME,
+    stats.FILENAME,
+    histogram.FILENAME,
+)
+"""The index and summary files beside the manifest; it lists each one's size and SHA-256."""
 
 
 class OutputDirectory:
@@ -103,7 +119,7 @@ class OutputDirectory:
         for writer in self._units:
             if writer.samples == 0:
                 (writer.unit_path / EMPTY_UNIT).write_text(
-                    EMPTY_UNIT_TEXT.both(size=writer.unit_size) + "\n", encoding="utf-8"
+                    empty_unit_text(writer.unit_size), encoding="utf-8"
                 )
         info = self.plan.info
         content = self._stats.as_dict(
@@ -121,9 +137,20 @@ class OutputDirectory:
         # must never stand over shards or indexes that were still only in the page cache.
         durable.sync_tree(self.path)
         durable.write_json_atomic(
-            self.path / manifest.FILENAME, manifest.manifest(self.plan, self.files, shards, indexes)
+            self.path / manifest.FILENAME,
+            manifest.manifest(self.plan, self.files, shards, indexes, self._audit_digests()),
         )
         return content
+
+    def _audit_digests(self) -> dict[str, dict[str, object]]:
+        # Read back once from the page cache: the index files are small beside the shards.
+        return {
+            name: {
+                "bytes": (self.path / name).stat().st_size,
+                "sha256": durable.file_sha256(self.path / name),
+            }
+            for name in AUDIT_FILES
+        }
 
     def fail(self, error: BaseException) -> None:
         """Mark every unit directory as failed; never writes a manifest."""
@@ -158,6 +185,11 @@ FAILED_TEXT = Bilingual(
     "chưa đầy đủ. Hãy sửa lỗi dưới đây rồi build lại vào một thư mục mới, rỗng.\n\n"
     "```text\n{message}\n```",
 )
+
+
+def empty_unit_text(size: int) -> str:
+    """The text of EMPTY_UNIT.md in a unit no sample needed."""
+    return EMPTY_UNIT_TEXT.both(size=size) + "\n"
 
 
 def _failed_text(error: BaseException) -> str:
