@@ -7,8 +7,10 @@ prints its message (in the language of ``lang=`` / ``MINTDIM_LANG``), a Hydra co
 Hydra's message plus a line saying what is valid, and neither prints a traceback unless
 ``HYDRA_FULL_ERROR=1`` or ``MINTDIM_FULL_ERROR=1`` is set.
 
-Exit codes: 0 success, 1 the build (or a sweep job) failed, 2 a configuration error found
-before any work, 130 interrupted.
+Exit codes: 0 success; 2 an error found before any work (Hydra's composition errors, the
+runner's own config errors, and every error ``run()`` raises while checking the job); 1 an
+error during the build, or any failed job of a sweep that ran; 130 interrupted (Ctrl-C or
+SIGTERM), which also ends a sweep.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from mintdim import (
     UnknownConfigKeyError,
     set_language,
 )
+from mintdim.pipelines.unit_build.api import found_before_work
 from mintdim.runner import schema as schema_module
 from mintdim.runner.callbacks import finish_pending_sweep
 from mintdim.runner.confdir import config_dir
@@ -58,11 +61,8 @@ _CONFIG_ERRORS: tuple[type[MintDimError], ...] = (
     ConfigValueError,
     DemoFileError,
 )
-"""MintDim errors that are configuration mistakes found before any work: they exit with 2.
-
-Every other MintDim error (a failed build, a ``SweepOutputError``) exits with 1, and
-``BuildInterruptedError`` with 130, like Ctrl-C outside a build.
-"""
+"""The runner's own errors: configuration mistakes found before any work, so they exit with 2
+(as does every error ``run()`` finds before any work, see ``found_before_work``)."""
 
 # Both must happen before Hydra composes conf/ (at import, so joblib/Ray workers get them too).
 register_resolvers()
@@ -153,7 +153,12 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
 @hydra.main(version_base="1.3", config_path=config_dir(), config_name="config")
 def hydra_app(cfg: DictConfig) -> dict[str, Any]:
     """The Hydra task: one build per job."""
-    return run_job(cfg)
+    try:
+        return run_job(cfg)
+    except BuildInterruptedError as stop:
+        # Hydra records an Exception as a failed job and goes on with the next job of a sweep;
+        # a stop must end the whole launch, so it leaves as a bare KeyboardInterrupt.
+        raise KeyboardInterrupt from stop
 
 
 # ---------------------------------------------------------------------------
@@ -238,14 +243,13 @@ def hint_lines(error: BaseException, lang: str) -> list[str]:
     return lines
 
 
-def _report(error: BaseException) -> int:
-    """Print a compact report of ``error``; return the exit code."""
+def _report(error: BaseException, swept: bool) -> int:
+    """Print a compact report of ``error``; return the exit code (``swept``: sweep jobs ran)."""
     lang = _lang()
     if isinstance(error, MintDimError):
         print(error.message(lang), file=sys.stderr)
-        if isinstance(error, BuildInterruptedError):
-            return 130
-        return 2 if isinstance(error, _CONFIG_ERRORS) else 1
+        before_work = isinstance(error, _CONFIG_ERRORS) or found_before_work(error)
+        return 2 if before_work and not swept else 1
     if isinstance(error, CompactHydraException):
         print(str(error), file=sys.stderr)
         if isinstance(error.__cause__, OmegaConfBaseException):
@@ -276,15 +280,19 @@ def main() -> None:
         # stdout closed early (e.g. `mintdim-run --help | head`): not an error of the app.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(1)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as interrupt:
         finish_pending_sweep()
-        print("Interrupted.", file=sys.stderr)
+        stop = interrupt if isinstance(interrupt, BuildInterruptedError) else interrupt.__cause__
+        if isinstance(stop, BuildInterruptedError):
+            print(stop.message(_lang()), file=sys.stderr)
+        else:  # before or after a build (Hydra composing, the summary ...)
+            print("Interrupted.", file=sys.stderr)
         sys.exit(130)
     except Exception as error:  # noqa: BLE001 - every error is reported, then the exit code
-        finish_pending_sweep()
+        swept = finish_pending_sweep() is not None
         if full_error:
             raise
-        sys.exit(_report(error))
+        sys.exit(_report(error, swept))
     finally:
         if previous is None:
             os.environ.pop("HYDRA_FULL_ERROR", None)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -179,6 +181,75 @@ def test_a_mintdim_error_prints_its_message_in_the_chosen_language(
     assert f"{DEMO_ALPACA}:1" in done.stderr
     assert_compact(done.stderr)
     assert (only_run_dir(tmp_path) / "build" / "unit_64" / "UNIT_BUILD_FAILED.md").is_file()
+
+
+@pytest.mark.parametrize(
+    ("override", "headline"),
+    [
+        ("units.sizes=[[256,128]]", "UnitValidationError:"),  # found by run()'s validation
+        ("workers=0", "RunOptionError:"),  # found by run() before validation
+        ("units.sizes=[[a]]", "Error merging override units.sizes=[[a]]"),  # found by Hydra
+    ],
+)
+def test_every_error_found_before_any_work_exits_2(tmp_path, override, headline) -> None:
+    done = run_cli(override, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert headline in done.stderr
+    assert_compact(done.stderr)
+    assert not list(tmp_path.glob("outputs/*/*/build"))
+
+
+_STALLED_RUNNER = """
+import sys, time
+from pathlib import Path
+from mintdim.pipelines.unit_build.batch import BatchEncoder
+
+def stall(self, raw):  # the build has begun: stop here until the test's signal arrives
+    Path("stalled").touch()
+    time.sleep(120)
+
+BatchEncoder.__call__ = stall
+from mintdim.runner.app import main
+sys.argv = ["mintdim-run", *sys.argv[1:]]
+main()
+"""
+
+
+@pytest.mark.parametrize(
+    ("signal_name", "args"),
+    [("SIGTERM", ["workers=1"]), ("SIGINT", ["-m", "units=small,large", "workers=1"])],
+    ids=["run-sigterm", "sweep-ctrl-c"],
+)
+def test_an_interrupted_build_exits_130_and_ends_the_sweep(tmp_path, signal_name, args) -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-c", _STALLED_RUNNER, *args, f"hydra.sweep.dir={tmp_path / 'sweep'}"],
+        cwd=tmp_path,
+        env=cli_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "stalled").exists() and time.monotonic() < deadline:
+            assert process.poll() is None, process.communicate()[1]
+            time.sleep(0.02)
+        process.send_signal(getattr(signal, signal_name))
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 130, stderr
+    assert (
+        f"BuildInterruptedError:\nThe build was stopped before it finished.\n\nSignal:\n{signal_name}"
+        in stderr
+    )
+    assert_compact(stderr)
+    builds = list(tmp_path.glob("outputs/*/*/build")) + list(tmp_path.glob("sweep/*/build"))
+    assert len(builds) == 1  # a sweep's second job never started
+    assert not (builds[0] / "manifest.json").exists()
+    assert list(builds[0].glob("unit_*/UNIT_BUILD_FAILED.md"))
 
 
 def test_full_error_env_shows_the_traceback(tmp_path) -> None:

@@ -30,8 +30,7 @@ from mintdim.pipelines.unit_build.output.dir import OutputDirectory
 from mintdim.pipelines.unit_build.source.jsonl import RawBatch, read_raw_batches
 from mintdim.pipelines.unit_build.tokenizer import Encoder
 from mintdim.pipelines.unit_build.workers import encode_in_order
-from mintdim.shared.errors import BuildInterruptedError
-from mintdim.shared.signals import sigterm_as_interrupt, stop_signals_ignored
+from mintdim.shared.signals import StopSignal, stop_signals_ignored
 
 __all__ = ["run_build"]
 
@@ -41,26 +40,31 @@ def run_build(
     encoders: dict[TokenizerSpec, Encoder],
     workers: int,
     progress: bool | None,
+    stop: StopSignal,
 ) -> BuildResult:
-    """Build every output directory of a validated plan."""
+    """Build every output directory of a validated plan.
+
+    A stop (Ctrl-C, or SIGTERM inside ``sigterm_as_interrupt``, which gave ``stop``) marks every
+    output failed and leaves as ``BuildInterruptedError`` naming the signal.
+    """
     bar = _Progress() if (sys.stderr.isatty() if progress is None else progress) else None
     log = bar.write if bar is not None else _stderr
     outputs = [
         OutputDirectory(out, [plan.files[i] for i in out.file_indexes], log) for out in plan.outputs
     ]
-    with sigterm_as_interrupt() as stop:
-        try:
-            return BuildResult(outputs=_build(plan, encoders, workers, outputs, bar))
-        except BaseException as error:
-            if isinstance(error, KeyboardInterrupt):
-                error = BuildInterruptedError(signal_name=stop.name)
-            with stop_signals_ignored():
-                for output in outputs:
-                    output.fail(error)
-            raise
-        finally:
-            if bar is not None:
-                bar.close()
+    try:
+        return BuildResult(outputs=_build(plan, encoders, workers, outputs, bar))
+    except BaseException as error:
+        failure = stop.error() if isinstance(error, KeyboardInterrupt) else error
+        with stop_signals_ignored():
+            for output in outputs:
+                output.fail(failure)
+        if failure is not error:
+            raise failure from None  # where the signal landed is no news to the user
+        raise
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 def _build(
