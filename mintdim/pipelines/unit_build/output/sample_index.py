@@ -51,9 +51,10 @@ class SampleIndexWriter:
         shard_rows: np.ndarray,
     ) -> None:
         """Write one line per sample of a batch whose first sample has id ``first_id``."""
-        places = list(zip(unit_sizes.tolist(), shard_numbers.tolist(), strict=True))
-        # A batch touches few shards: name each once, not once per sample.
-        paths = {place: shard_path(*place) for place in set(places)}
+        # A batch touches few shards: name each once, not once per sample. One int per sample
+        # (unit size in the high bits, shard number in the low) keys them as cheaply as possible.
+        places = ((unit_sizes.astype(np.int64) << 32) | shard_numbers).tolist()
+        paths = {place: shard_path(place >> 32, place & 0xFFFFFFFF) for place in set(places)}
         self._handle.write(
             "".join(
                 [
