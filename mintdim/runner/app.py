@@ -15,7 +15,6 @@ SIGTERM), which also ends a sweep.
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import sys
@@ -46,12 +45,11 @@ from mintdim.runner.confdir import config_dir
 from mintdim.runner.demo import register_resolvers
 from mintdim.runner.schema import MintDimConfig, field_help, node_schema, register_configs
 from mintdim.runner.schema import valid_keys as schema_keys
-from mintdim.runner.summary import build_summary, human_bytes
+from mintdim.runner.summary import build_summary, show_built
 from mintdim.runner.translate import fluent_arguments, job_from_arguments, run_options
+from mintdim.shared.lang import Bilingual
 
 __all__ = ["check_known_keys", "main", "run_job"]
-
-log = logging.getLogger("mintdim")
 
 RESOLVED_CONFIG = "resolved_config.yaml"
 """Written into each Hydra job directory: the config with every interpolation resolved."""
@@ -134,19 +132,7 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
             _claim([paths] if isinstance(paths, str) else list(paths or []))
     result = job_from_arguments(arguments).run(**run_options(cfg))
     summary = build_summary(result)
-    for out in summary["outputs"]:
-        log.info(
-            "built %s: %s samples, %s tokens in %s slots, %s pad tokens (padding %.2f%%), "
-            "%s shard(s), %s on disk",
-            out["path"],
-            f"{out['samples']:,}",
-            f"{out['tokens']:,}",
-            f"{out['slots']:,}",
-            f"{out['pad_tokens']:,}",
-            100 * out["padding_ratio"],
-            out["shard_count"],
-            human_bytes(out["bytes_on_disk"]),
-        )
+    show_built(summary)
     return summary
 
 
@@ -264,6 +250,9 @@ def _report(error: BaseException, swept: bool) -> int:
     return 1
 
 
+_INTERRUPTED = Bilingual(en="Interrupted.", vi="Đã dừng.")
+
+
 def main() -> None:
     """Run the app; report errors without a traceback (HYDRA_FULL_ERROR=1 shows it)."""
     full_error = "1" in (os.environ.get("HYDRA_FULL_ERROR"), os.environ.get("MINTDIM_FULL_ERROR"))
@@ -286,7 +275,7 @@ def main() -> None:
         if isinstance(stop, BuildInterruptedError):
             print(stop.message(_lang()), file=sys.stderr)
         else:  # before or after a build (Hydra composing, the summary ...)
-            print("Interrupted.", file=sys.stderr)
+            print(_INTERRUPTED.render(), file=sys.stderr)
         sys.exit(130)
     except Exception as error:  # noqa: BLE001 - every error is reported, then the exit code
         swept = finish_pending_sweep() is not None

@@ -53,8 +53,31 @@ def test_no_arguments_builds_the_bundled_demo_from_any_directory(tmp_path) -> No
     assert "${" not in resolved and str(build) in resolved
     assert f"built {build}: 175 samples" in done.stdout
     assert "padding" in done.stdout
-    assert "[unit-build] shard=000000" in done.stderr
+    # Shard lines and the summary go through Hydra's job logging: its console (stdout) and the
+    # job's log file, each line once, in the spec's form after Hydra's prefix.
+    shown = [line for line in done.stdout.splitlines() if "[unit-build] shard=" in line]
+    assert len(shown) == stats["shard_count"] == len(set(shown))
+    assert all("[mintdim.unit_build][INFO] - [unit-build] shard=" in line for line in shown)
+    logged = (run / "mintdim.log").read_text(encoding="utf-8")
+    assert logged.count("[unit-build] shard=") == stats["shard_count"]
+    assert logged.count(f"built {build}: 175 samples") == 1
+    assert "[unit-build]" not in done.stderr
     assert_compact(done.stderr)
+
+
+def test_hydra_job_logging_config_silences_mintdim_lines(tmp_path) -> None:
+    done = run_cli("workers=1", "hydra/job_logging=disabled", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "[unit-build]" not in done.stdout + done.stderr
+    assert "built " not in done.stdout + done.stderr
+    assert (only_run_dir(tmp_path) / "build" / "manifest.json").is_file()
+
+
+def test_runner_lines_in_vietnamese(tmp_path) -> None:
+    done = run_cli("workers=1", "lang=vi", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    build = only_run_dir(tmp_path) / "build"
+    assert f"đã build {build}: 175 mẫu, 35,733 token trong 42,272 slot" in done.stdout
 
 
 def test_source_alpaca_units_small_works_out_of_the_box(tmp_path) -> None:
@@ -318,7 +341,9 @@ def test_a_reused_sweep_dir_never_reuses_an_output_dir(tmp_path) -> None:
     before = (sweep / "0/build/manifest.json").read_bytes()
     again = run_cli("-m", "units=large", "workers=1", f"hydra.sweep.dir={sweep}", cwd=tmp_path)
     assert again.returncode == 1
-    assert "already holds a sweep summary" in again.stderr
+    # Notices go through Hydra's logging (its console is stdout), each once.
+    assert again.stdout.count("already holds a sweep summary") == 1
+    assert again.stdout.count("[mintdim] job 0 failed: SweepOutputError:") == 1
     assert "SweepOutputError:\nA sweep job's output directory already exists." in again.stderr
     assert_compact(again.stderr)
     assert (sweep / "0/build/manifest.json").read_bytes() == before
