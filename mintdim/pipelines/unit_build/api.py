@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import copy
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 
 from mintdim.pipelines.unit_build.config import UnitBuildConfig
@@ -15,10 +17,11 @@ from mintdim.pipelines.unit_build.contracts import BuildResult
 from mintdim.pipelines.unit_build.rules import is_positive_int
 from mintdim.pipelines.unit_build.runtime import run_build
 from mintdim.pipelines.unit_build.validate import validate
-from mintdim.shared.errors import RunOptionError
+from mintdim.shared.errors import BuildInterruptedError, MintDimError, RunOptionError
+from mintdim.shared.signals import sigterm_as_interrupt
 from mintdim.shared.types import OVERFLOW_POLICIES
 
-__all__ = ["UnitBuildPipeline"]
+__all__ = ["UnitBuildPipeline", "found_before_work"]
 
 
 class UnitBuildPipeline:
@@ -69,14 +72,46 @@ class UnitBuildPipeline:
         than the largest unit does: ``"abort"`` the build (default), ``"skip"`` it,
         ``"truncate"`` it to the largest unit, or ``"extend"`` the units with one of its size;
         each such sample gets a line in overflow_index.jsonl.
+
+        Raises the named ``MintDimError`` of the first problem (see :func:`found_before_work`
+        for whether it came before any data was read or written), and ``BuildInterruptedError``
+        (a ``KeyboardInterrupt`` too) when Ctrl-C or SIGTERM stops the run.
         """
-        count = _workers(workers)
-        if progress is not None and not isinstance(progress, bool):
-            raise RunOptionError(option="progress", value=progress, rule="bool")
-        if on_overflow not in OVERFLOW_POLICIES:
-            raise RunOptionError(option="on_overflow", value=on_overflow, rule="overflow_policy")
-        plan, encoders = validate(self._config)
-        return run_build(replace(plan, on_overflow=on_overflow), encoders, count, progress)
+        with sigterm_as_interrupt() as stop:
+            try:
+                with _before_work():
+                    count = _workers(workers)
+                    if progress is not None and not isinstance(progress, bool):
+                        raise RunOptionError(option="progress", value=progress, rule="bool")
+                    if on_overflow not in OVERFLOW_POLICIES:
+                        raise RunOptionError(
+                            option="on_overflow", value=on_overflow, rule="overflow_policy"
+                        )
+                    plan, encoders = validate(self._config)
+                plan = replace(plan, on_overflow=on_overflow)
+                return run_build(plan, encoders, count, progress, stop)
+            except BuildInterruptedError:
+                raise
+            except KeyboardInterrupt:  # during validation, e.g. while a tokenizer loads
+                raise stop.error() from None
+
+
+_FOUND_BEFORE_WORK = "_mintdim_found_before_work"
+
+
+@contextmanager
+def _before_work() -> Iterator[None]:
+    try:
+        yield
+    except MintDimError as error:
+        setattr(error, _FOUND_BEFORE_WORK, True)
+        raise
+
+
+def found_before_work(error: BaseException) -> bool:
+    """Whether ``run()`` raised ``error`` while checking the job, before any data was read or
+    written: a configuration error (the runner exits 2 for it, 1 for errors during the build)."""
+    return getattr(error, _FOUND_BEFORE_WORK, False)
 
 
 class _SourceStep:

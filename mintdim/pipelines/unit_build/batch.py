@@ -19,7 +19,9 @@ import numpy as np
 import orjson
 
 from mintdim.pipelines.unit_build.contracts import BuildPlan, FilePlan, TokenizerSpec
-from mintdim.pipelines.unit_build.output import sample_index, spans
+from mintdim.pipelines.unit_build.output import spans
+from mintdim.pipelines.unit_build.output.sample_index import sample_parts
+from mintdim.pipelines.unit_build.output.unk_index import unk_part
 from mintdim.pipelines.unit_build.segments import append_eos, stops_by_segments, stops_from_starts
 from mintdim.pipelines.unit_build.source.jsonl import ParsedLines, RawBatch, parse_lines
 from mintdim.pipelines.unit_build.tokenizer import Encoder, load_encoder
@@ -51,6 +53,8 @@ class EncodedBatch:
     """The encoded samples of one raw batch, in input order."""
 
     file_index: int
+    input_bytes: int
+    """Bytes of the input file this batch consumed: its lines and their newlines."""
     blank_lines: int
     token_counts: np.ndarray
     """Stored token count per sample (int64): after truncation, with EOS."""
@@ -63,10 +67,10 @@ class EncodedBatch:
     span_rows: list[np.ndarray] | None
     """Per unit index, the segment-span rows beside ``rows`` (``output/spans.py``), or None."""
     index_parts: list[str | None]
-    """Per sample, its sample_index.jsonl fragment (``sample_index.middle``); None for a sample
-    waiting for an extended unit, whose size is not known yet."""
+    """Per sample, the middle of its sample_index.jsonl line (``sample_index.sample_parts``);
+    None for a sample waiting for an extended unit, whose size is not known yet."""
     unk_parts: list[tuple[int, str]]
-    """(sample position in batch, unk_index.jsonl line after ``"sample_id":N,``) for UNK samples."""
+    """(sample position in batch, ``unk_index.unk_part``) for the samples with UNK."""
     unk_tokens: int
     overflows: list[Overflow]
     extend_tokens: list[np.ndarray]
@@ -142,13 +146,12 @@ class BatchEncoder:
         hexes = [hex_all[i : i + 64] for i in range(0, len(hex_all), 64)]
         source = self._file_json[raw.file_index]
         empty = _empty_fields(file.fields, values)
-        unit_sizes = np.where(units == EXTEND, 0, sizes[np.maximum(units, 0)]).tolist()
-        index_parts = [
-            sample_index.middle(h, n, u, source, line, e) if u else None
-            for h, n, u, line, e in zip(
-                hexes, lengths.tolist(), unit_sizes, lines, empty, strict=True
-            )
-        ]
+        waiting = np.flatnonzero(units == EXTEND)
+        index_parts: list[str | None] = sample_parts(
+            hexes, lengths.tolist(), sizes[units].tolist(), source, lines, empty
+        )
+        for i in waiting.tolist():
+            index_parts[i] = None  # its unit is chosen in input order by the main process
         info = output.info
         # The appended EOS is not field text: never count it as UNK (phi-2 with unk_fallback eos),
         # unless truncation cut it off, and the last token is text.
@@ -172,6 +175,7 @@ class BatchEncoder:
         ]
         return EncodedBatch(
             file_index=raw.file_index,
+            input_bytes=len(raw.data) + 1,
             blank_lines=parsed.blank_lines,
             token_counts=lengths,
             unit_indexes=units,
@@ -319,19 +323,13 @@ def _unk_parts(
     ends = np.cumsum(lengths)
     samples = np.searchsorted(ends, hits, side="right")
     positions = (hits - (ends - lengths)[samples]).tolist()
-    # Python lists from here: slicing them is far cheaper than np.split for many small pieces,
-    # and orjson writes an int list ten times faster than joining str() of each.
+    # Python lists from here: slicing them is far cheaper than np.split for many small pieces.
     cuts = [0, *(np.flatnonzero(np.diff(samples)) + 1).tolist(), len(positions)]
     samples = samples.tolist()
     parts = []
     for start, stop in itertools.pairwise(cuts):
         sample = samples[start]
         parts.append(
-            (
-                sample,
-                f'"hash":"{hexes[sample]}","source_file":{source},"source_line":{lines[sample]},'
-                f'"unk_count":{stop - start},'
-                f'"unk_positions":{orjson.dumps(positions[start:stop]).decode()}}}\n',
-            )
+            (sample, unk_part(hexes[sample], source, lines[sample], positions[start:stop]))
         )
     return parts, len(positions)

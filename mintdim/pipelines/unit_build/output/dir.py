@@ -18,7 +18,7 @@ A build that succeeds writes everything to disk (fsync) before the manifest, the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -43,6 +43,7 @@ from mintdim.pipelines.unit_build.output.unk_index import UnkIndexWriter
 from mintdim.pipelines.unit_build.units.planner import padded_rows
 from mintdim.pipelines.unit_build.units.shard_writer import UnitShardWriter, unit_dir_name
 from mintdim.shared.errors import MintDimError, OutputValidationError
+from mintdim.shared.lang import Bilingual
 
 __all__ = ["AUDIT_FILES", "EMPTY_UNIT", "UNIT_BUILD_FAILED", "OutputDirectory", "empty_unit_text"]
 
@@ -62,18 +63,11 @@ AUDIT_FILES = (
 class OutputDirectory:
     """Receives encoded batches in input order and turns them into one finished directory."""
 
-    def __init__(
-        self,
-        plan: OutputPlan,
-        files: Sequence[FilePlan],
-        log: Callable[[str], None],
-        policy: str = "abort",
-    ):
+    def __init__(self, plan: OutputPlan, files: Sequence[FilePlan], policy: str = "abort") -> None:
         self.plan = plan
         self.files = tuple(files)
         self.files_by_index = {f.index: f for f in self.files}
         self.path = Path(plan.abs_path)
-        self._log = log
         self._next_id = 0
         self._units: list[UnitShardWriter] = []
         self._indexes: list[UnitIndexWriter] = []
@@ -82,6 +76,8 @@ class OutputDirectory:
         self._overflows: OverflowIndexWriter | None = None
         self._duplicates = DuplicateTracker()
         self._stats = stats.StatsCounter(plan.sizes, policy)
+        self._sizes = np.zeros(0, dtype=np.int64)
+        """Each writer's unit size: the planned ones, then those ``extend`` adds."""
 
     def create(self) -> None:
         """Create the directory (validated absent or empty), its unit folders and index files."""
@@ -105,11 +101,11 @@ class OutputDirectory:
                 unit_path,
                 size,
                 self.plan.samples_per_shard,
-                self._log,
                 spans_stored=self.plan.span_width > 0,
             )
         )
         self._indexes.append(UnitIndexWriter(self.path, size))
+        self._sizes = np.append(self._sizes, size)
 
     def _claim(self) -> None:
         # Validation found the directory absent or empty; mkdir without exist_ok makes the claim
@@ -136,7 +132,8 @@ class OutputDirectory:
                 index.write(first_id + members, batch.token_counts[members])
         self._write_extended(batch, units)
         shard_numbers, shard_rows = np.divmod(sequence, self.plan.samples_per_shard)
-        self._samples.write(first_id, batch.index_parts, shard_numbers, shard_rows)
+        unit_sizes = self._sizes[units]
+        self._samples.write(first_id, batch.index_parts, unit_sizes, shard_numbers, shard_rows)
         self._unks.write(first_id, batch.unk_parts)
         for event in batch.overflows:
             position = event.position
@@ -171,8 +168,8 @@ class OutputDirectory:
                 unit = len(self._units) - 1
             units[position] = unit
             digest, source, line, empty = batch.extend_facts[k]
-            batch.index_parts[position] = sample_index.middle(
-                digest, count, self._units[unit].unit_size, source, line, empty
+            (batch.index_parts[position],) = sample_index.sample_parts(
+                [digest], [count], [self._units[unit].unit_size], source, [line], [empty]
             )
         return units
 
@@ -197,7 +194,9 @@ class OutputDirectory:
         groups, duplicated = self._duplicates.write(self.path)
         for writer in self._units:
             if writer.samples == 0:
-                (writer.unit_path / EMPTY_UNIT).write_text(empty_unit_text(writer.unit_size))
+                (writer.unit_path / EMPTY_UNIT).write_text(
+                    empty_unit_text(writer.unit_size), encoding="utf-8"
+                )
         info = self.plan.info
         content = self._stats.as_dict(
             token_dtype=info.token_dtype,
@@ -254,29 +253,35 @@ class OutputDirectory:
                 (unit_path / UNIT_BUILD_FAILED).write_text(text, encoding="utf-8")
 
 
+EMPTY_UNIT_TEXT = Bilingual(
+    en="# unit_{size} is empty\n\n"
+    "No sample of this build has a token count that needs unit size {size}: every sample\n"
+    "fitted a smaller declared unit or needed a larger one. The build is complete.",
+    vi="# unit_{size} trống\n\n"
+    "Không có mẫu nào của lần build này có số token cần đúng unit size {size}: mỗi mẫu\n"
+    "vừa một unit khai báo nhỏ hơn hoặc cần một unit lớn hơn. Lần build đã hoàn tất.",
+)
+
+FAILED_TEXT = Bilingual(
+    en="# Unit build failed\n\n"
+    "This directory is not a finished build: it has no manifest.json and its shards are\n"
+    "incomplete. Fix the error below and build again into a new, empty directory.\n\n"
+    "```text\n{message}\n```",
+    vi="# Build unit thất bại\n\n"
+    "Thư mục này không phải là một lần build hoàn chỉnh: không có manifest.json và các shard\n"
+    "chưa đầy đủ. Hãy sửa lỗi dưới đây rồi build lại vào một thư mục mới, rỗng.\n\n"
+    "```text\n{message}\n```",
+)
+
+
 def empty_unit_text(size: int) -> str:
     """The text of EMPTY_UNIT.md in a unit no sample needed."""
-    return (
-        f"# unit_{size} is empty\n\n"
-        f"No sample of this build has a token count that needs unit size {size}: every sample\n"
-        "fitted a smaller declared unit or needed a larger one. The build is complete.\n\n"
-        f"# unit_{size} trống\n\n"
-        f"Không có mẫu nào của lần build này cần unit size {size}. Lần build đã hoàn tất.\n"
-    )
+    return EMPTY_UNIT_TEXT.both(size=size) + "\n"
 
 
 def _failed_text(error: BaseException) -> str:
     if isinstance(error, MintDimError):
-        english, vietnamese = error.message("en"), error.message("vi")
+        message = Bilingual(en=error.message("en"), vi=error.message("vi"))
     else:
-        english = vietnamese = f"{type(error).__name__}: {error}"
-    return (
-        "# Unit build failed\n\n"
-        "This directory is not a finished build: it has no manifest.json and its shards are\n"
-        "incomplete. Fix the error below and build again into a new, empty directory.\n\n"
-        f"```text\n{english}\n```\n\n"
-        "# Build unit thất bại\n\n"
-        "Thư mục này không phải là một lần build hoàn chỉnh: không có manifest.json và các shard\n"
-        "chưa đầy đủ. Hãy sửa lỗi dưới đây rồi build lại vào một thư mục mới, rỗng.\n\n"
-        f"```text\n{vietnamese}\n```\n"
-    )
+        message = f"{type(error).__name__}: {error}"
+    return FAILED_TEXT.both(message=message) + "\n"
