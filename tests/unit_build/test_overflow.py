@@ -9,6 +9,7 @@ policy's rule sample by sample, in input order.
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 from tokenizers import Tokenizer
@@ -168,3 +169,23 @@ def test_mintdim_verify_accepts_each_policy_and_catches_a_broken_span(tmp_path, 
     assert {(f.check, f.path) for f in report.failures} >= {("spans", relative)}
     codes = {f.code for f in report.failures if f.path == relative}
     assert codes == {"sha256", "spans_record"}
+
+
+def test_every_flipped_byte_of_an_sft_build_is_found(tmp_path, rows):
+    """Spans files, overflow_index.jsonl and the new manifest keys are all under verify's eye."""
+    out, _ = _run(tmp_path, rows[:60], "extend")
+    rng = random.Random(3)
+    files = sorted(p for p in out.rglob("*") if p.is_file())
+    names = {p.name for p in files}
+    assert "overflow_index.jsonl" in names and "shard_000000.spans.bin" in names
+    for path in files:
+        original = path.read_bytes()
+        for offset in rng.sample(range(len(original)), min(3, len(original))):
+            changed = bytearray(original)
+            changed[offset] ^= rng.randrange(1, 256)
+            path.write_bytes(bytes(changed))
+            report = verify_build(out)
+            relative = path.relative_to(out).as_posix()
+            assert not report.ok, f"{relative} byte {offset} changed unnoticed"
+        path.write_bytes(original)
+    assert verify_build(out).ok

@@ -269,6 +269,12 @@ class _Build:
     sources: list[str]
     shards: list[_Shard]
     unit_indexes: list[_Shard]
+    policy: str
+    """``run(on_overflow=...)`` of the build."""
+    planned_sizes: list[int]
+    extended_sizes: list[int]
+    span_width: int
+    """Values per spans record (output/spans.py); 0 when the build stores no spans."""
     overflows: list[dict]
     """overflow_index.jsonl rows (their file's bytes are checked with the audit files)."""
     truncated: np.ndarray
@@ -377,6 +383,7 @@ def _build(root: Path, content: dict) -> _Build:
         facts = content["audit_files"][name]
         int(facts["bytes"]), str(facts["sha256"])
     overflows = _read_jsonl(root / overflow_index.FILENAME)
+    units, layout = content["units"], content["segment_spans"]
     return _Build(
         root=root,
         content=content,
@@ -390,6 +397,10 @@ def _build(root: Path, content: dict) -> _Build:
         sources=[str(path) for path in content["source"]["files"]],
         shards=shards,
         unit_indexes=unit_indexes,
+        policy=str(units["on_overflow"]),
+        planned_sizes=[int(size) for size in units["planned_sizes"]],
+        extended_sizes=[int(size) for size in units["extended_sizes"]],
+        span_width=int(layout["record_width"]) if layout["stored"] else 0,
         overflows=overflows,
         truncated=np.array(
             [r["sample_id"] for r in overflows if r.get("action") == "truncate"], dtype=np.int64
@@ -401,14 +412,25 @@ def _listing(entries: list[dict]) -> list[_Shard]:
     return [
         _Shard(
             path=str(entry["path"]),
-            unit=int(entry.get("unit_size", 0)),
-            samples=int(entry.get("samples", 0)),
+            unit=int(entry["unit_size"]),
+            samples=int(entry["samples"]),
             bytes=int(entry["bytes"]),
             sha256=str(entry["sha256"]),
-            spans=_listing([entry["spans"]])[0] if "spans" in entry else None,
+            spans=_spans_entry(entry["spans"], entry) if "spans" in entry else None,
         )
         for entry in entries
     ]
+
+
+def _spans_entry(spans_file: dict, shard: dict) -> _Shard:
+    """A shard's spans file, as a listing entry of the same unit and record count."""
+    return _Shard(
+        path=str(spans_file["path"]),
+        unit=int(shard["unit_size"]),
+        samples=int(shard["samples"]),
+        bytes=int(spans_file["bytes"]),
+        sha256=str(spans_file["sha256"]),
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -820,9 +842,8 @@ def _check_unit_indexes(build: _Build, index: _Index, report: VerifyReport) -> N
 
 def _check_spans(build: _Build, index: _Index, report: VerifyReport) -> None:
     """Each shard's spans file: listed, intact, and each record's stops rising to its count."""
-    layout = build.content.get("segment_spans", {})
     for position, shard in enumerate(build.shards):
-        if not layout.get("stored"):
+        if not build.span_width:
             continue
         entry = shard.spans
         relative = shard.path.removesuffix(".bin") + spans.SUFFIX
@@ -831,7 +852,7 @@ def _check_spans(build: _Build, index: _Index, report: VerifyReport) -> None:
             continue
         _check_digest(build.root / relative, relative, entry.bytes, entry.sha256, report, "spans")
         data = np.fromfile(build.root / relative, dtype=spans.DTYPE)
-        width = int(layout["record_width"])
+        width = build.span_width
         if data.size != shard.samples * width:
             continue  # a size failure already
         records = spans.read_records(data, width)
@@ -864,14 +885,13 @@ def _check_spans(build: _Build, index: _Index, report: VerifyReport) -> None:
 
 def _check_overflow_index(build: _Build, index: _Index, report: VerifyReport) -> None:
     """Each overflow line names a sample of this build (or none, when skipped) at its place."""
-    units = build.content["units"]
-    largest = max(units["planned_sizes"])
+    largest = max(build.planned_sizes)
     for line, row in enumerate(build.overflows, start=1):
         sample_id = row.get("sample_id")
         expected = {
-            "action": units["on_overflow"],
+            "action": build.policy,
             "max_unit_size": largest,
-            "sample_id is null": units["on_overflow"] == "skip",
+            "sample_id is null": build.policy == "skip",
         }
         actual = {
             "action": row.get("action"),
@@ -883,7 +903,7 @@ def _check_overflow_index(build: _Build, index: _Index, report: VerifyReport) ->
             actual["source_line"] = row.get("source_line")
             expected["source_file"] = build.sources[index.files[sample_id]]
             actual["source_file"] = row.get("source_file")
-            if units["on_overflow"] == "extend":
+            if build.policy == "extend":
                 expected["new_unit_size"] = build.sizes[index.units[sample_id]]
                 actual["new_unit_size"] = row.get("new_unit_size")
         for key in expected:
@@ -970,9 +990,8 @@ def _check_stats(
     actual = _read_json(build.root / stats.FILENAME, report, "stats")
     if actual is None:
         return groups
-    units = build.content["units"]
     counter = stats.StatsCounter(
-        tuple(build.sizes), policy=units["on_overflow"], extended=list(units["extended_sizes"])
+        tuple(build.sizes), policy=build.policy, extended=list(build.extended_sizes)
     )
     counter.overflow(len(build.overflows))
     # blank_lines comes from the inputs alone: only a deep verify can count it again.
