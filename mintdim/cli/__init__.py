@@ -25,3 +25,13 @@ __all__ = ["main"]
 def main(lang: str | None) -> None:
     """MintDim tools for finished builds and unit planning."""
     set_language(lang)
+
+
+def _add_commands() -> None:
+    # Imported here, after ``main`` exists, so each command module stays independent of the others.
+    from mintdim.cli.verify import verify
+
+    main.add_command(verify)
+
+
+_add_commands()

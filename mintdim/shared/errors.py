@@ -1675,6 +1675,49 @@ class SweepOutputError(MintDimError, FileExistsError):
         )
 
 
+class NotABuildError(MintDimError, FileNotFoundError):
+    """Raised by ``mintdim verify`` / ``inspect`` for a directory that holds no finished build."""
+
+    _REASONS: ClassVar[dict[str, Bilingual]] = {
+        "missing": Bilingual("the directory does not exist", "thư mục không tồn tại"),
+        "not_directory": Bilingual(
+            "the path is a file, not a directory", "đường dẫn là file, không phải thư mục"
+        ),
+        "failed": Bilingual(
+            "a build failed here: UNIT_BUILD_FAILED.md says why, and there is no manifest.json",
+            "một lần build đã thất bại ở đây: UNIT_BUILD_FAILED.md nói lý do, và không có "
+            "manifest.json",
+        ),
+        "no_manifest": Bilingual(
+            "there is no manifest.json (a build writes it last, when it completes)",
+            "không có manifest.json (một lần build ghi nó sau cùng, khi hoàn tất)",
+        ),
+    }
+
+    directory: str
+    reason: str = _choice(_REASONS)
+
+    summary = Bilingual(
+        "The directory holds no finished MintDim build.",
+        "Thư mục không chứa bản build MintDim hoàn chỉnh nào.",
+    )
+    examples = (
+        {"directory": "./artifacts/instruction_units", "reason": "failed"},
+        {"directory": "./artifacts/notes", "reason": "no_manifest"},
+    )
+
+    def _sections(self) -> Iterator[Any]:
+        yield _H.DIRECTORY, self.directory
+        yield _H.REASON, self._REASONS[self.reason]
+        yield (
+            _H.FIX,
+            Bilingual(
+                "give the output directory of a build that completed",
+                "hãy đưa thư mục output của một lần build đã hoàn tất",
+            ),
+        )
+
+
 __all__ = [
     "LANGUAGES",
     "MappingError",

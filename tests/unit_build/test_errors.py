@@ -21,6 +21,7 @@ from mintdim.shared.errors import (
     FieldValueTypeError,
     MintDimError,
     MintDimFileNotFoundError,
+    NotABuildError,
     OutputConflictError,
     OutputMappingError,
     OutputValidationError,
@@ -1507,6 +1508,7 @@ def one_of_each() -> list[MintDimError]:
         ConfigValueError(key="output.dir", detail="missing", expected="./out"),
         DemoFileError(name="nope.jsonl", available=["a.jsonl"]),
         SweepOutputError(directory="multirun/x/0/build"),
+        NotABuildError(directory="./out", reason="no_manifest"),
     ]
 
 
@@ -1528,7 +1530,7 @@ def test_error_classes_are_every_subclass_in_the_module():
         and not name.startswith("_")  # private bases such as _MappingError are not errors
     }
     assert set(error_classes()) == defined - {errors.MappingError}
-    assert len(error_classes()) == 32
+    assert len(error_classes()) == 33
 
 
 def test_all_names_every_public_name():
@@ -1634,6 +1636,7 @@ def test_error_raised_in_worker_process_arrives_intact():
         (ConfigValueError, (ValueError,)),
         (DemoFileError, (FileNotFoundError, OSError)),
         (SweepOutputError, (FileExistsError, OSError)),
+        (NotABuildError, (FileNotFoundError, OSError)),
     ],
 )
 def test_builtin_bases(cls, builtins):
