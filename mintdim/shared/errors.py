@@ -714,21 +714,21 @@ class MappingError(MintDimError, ValueError, abstract=True):
 
 
 class TokenizerMappingError(MappingError):
-    """Raised when the number of tokenizers is neither 1 nor the number of files."""
+    """Raised when the number of tokenizers is neither 1 nor the number of files (a MappingError)."""
 
     key: str = "tokenizer"
     examples = ({"file_count": 3, "got": 2},)
 
 
 class FieldMappingError(MappingError):
-    """Raised when the number of field lists is neither 1 nor the number of files."""
+    """Raised when the number of field lists is neither 1 nor the number of files (a MappingError)."""
 
     key: str = "source.fields"
     examples = ({"file_count": 3, "got": 2},)
 
 
 class TemplateMappingError(MappingError):
-    """Raised when the number of templates is neither 1 nor the number of files."""
+    """Raised when the number of templates is neither 1 nor the number of files (a MappingError)."""
 
     key: str = "source.templates"
     examples = ({"file_count": 3, "got": 2},)
@@ -848,14 +848,14 @@ class TemplateTokenizerError(MintDimError, ValueError):
 
 
 class UnitMappingError(MappingError):
-    """Raised when units.sizes or units.build_batch has neither 1 nor N entries."""
+    """Raised when units.sizes or units.build_batch has neither 1 nor N entries (a MappingError)."""
 
     key: str = _choice(("units.sizes", "units.build_batch"))
     examples = ({"file_count": 3, "got": 2, "key": "units.sizes"},)
 
 
 class OutputMappingError(MappingError):
-    """Raised when the number of output directories is neither 1 nor the number of files."""
+    """Raised when the number of output directories is neither 1 nor the number of files (a MappingError)."""
 
     key: str = "output.dir"
     examples = ({"file_count": 3, "got": 2},)
