@@ -19,6 +19,7 @@ from mintdim.shared.errors import (
     DemoFileError,
     FieldMappingError,
     FieldValueTypeError,
+    InputChangedError,
     MintDimError,
     MintDimFileNotFoundError,
     NotABuildError,
@@ -1509,6 +1510,7 @@ def one_of_each() -> list[MintDimError]:
         DemoFileError(name="nope.jsonl", available=["a.jsonl"]),
         SweepOutputError(directory="multirun/x/0/build"),
         NotABuildError(directory="./out", reason="no_manifest"),
+        InputChangedError(file="./data/a.jsonl", change="size", was="3 bytes", now="4 bytes"),
     ]
 
 
@@ -1530,7 +1532,7 @@ def test_error_classes_are_every_subclass_in_the_module():
         and not name.startswith("_")  # private bases such as _MappingError are not errors
     }
     assert set(error_classes()) == defined - {errors.MappingError}
-    assert len(error_classes()) == 33
+    assert len(error_classes()) == 34
 
 
 def test_all_names_every_public_name():
@@ -1637,6 +1639,7 @@ def test_error_raised_in_worker_process_arrives_intact():
         (DemoFileError, (FileNotFoundError, OSError)),
         (SweepOutputError, (FileExistsError, OSError)),
         (NotABuildError, (FileNotFoundError, OSError)),
+        (InputChangedError, (RuntimeError,)),
     ],
 )
 def test_builtin_bases(cls, builtins):
