@@ -7,10 +7,12 @@ import json
 from mintdim.runner.callbacks import JOB_FILE, SUMMARY_JSON, SUMMARY_MD, write_summary
 from mintdim.runner.summary import (
     error_headline,
-    human_bytes,
     render_markdown,
     sweep_document,
 )
+from mintdim.shared.errors import UnitOverflowError
+
+OVERFLOW = UnitOverflowError.summary.en
 
 
 def row(job: int, ratio: float | None, **extra: object) -> dict:
@@ -21,8 +23,8 @@ def row(job: int, ratio: float | None, **extra: object) -> dict:
             "job_dir": str(job),
             "status": "failed",
             "error_type": "UnitOverflowError",
-            "error_headline": "UnitOverflowError: Sample token length exceeds max unit size.",
-            "error": "UnitOverflowError:\nSample token length exceeds max unit size.",
+            "error_headline": f"UnitOverflowError: {OVERFLOW}",
+            "error": f"UnitOverflowError:\n{OVERFLOW}",
             **extra,
         }
     return {
@@ -73,8 +75,8 @@ def test_markdown_table_shows_every_column_and_the_failure() -> None:
         in text
     )
     assert (
-        "| - | 1 | units.sizes=[[1]] | FAILED: UnitOverflowError: Sample token length exceeds "
-        "max unit size. | | | | | | | |" in text
+        f"| - | 1 | units.sizes=[[1]] | FAILED: UnitOverflowError: {OVERFLOW} | | | | | | | |"
+        in text
     )
 
 
@@ -91,9 +93,6 @@ def test_helpers() -> None:
         == "UnitOverflowError: Too long."
     )
     assert error_headline("plain message") == "plain message"
-    assert human_bytes(999) == "999 B"
-    assert human_bytes(1536) == "1.5 KiB"
-    assert human_bytes(5 * 1024**3) == "5.0 GiB"
 
 
 def test_write_summary_keeps_only_this_launchs_rows(tmp_path) -> None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import copy
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 
 from mintdim.pipelines.unit_build.config import UnitBuildConfig
@@ -15,9 +17,10 @@ from mintdim.pipelines.unit_build.contracts import BuildResult
 from mintdim.pipelines.unit_build.rules import is_positive_int
 from mintdim.pipelines.unit_build.runtime import run_build
 from mintdim.pipelines.unit_build.validate import validate
-from mintdim.shared.errors import RunOptionError
+from mintdim.shared.errors import BuildInterruptedError, MintDimError, RunOptionError
+from mintdim.shared.signals import sigterm_as_interrupt
 
-__all__ = ["UnitBuildPipeline"]
+__all__ = ["UnitBuildPipeline", "found_before_work"]
 
 
 class UnitBuildPipeline:
@@ -60,12 +63,41 @@ class UnitBuildPipeline:
         ``workers``: processes that parse, render, hash, encode and pad (default: every core;
         1 runs in this process). Output is byte-identical for any value. ``progress``: a bar on
         stderr; None shows it when stderr is a terminal.
+
+        Raises the named ``MintDimError`` of the first problem (see :func:`found_before_work`
+        for whether it came before any data was read or written), and ``BuildInterruptedError``
+        (a ``KeyboardInterrupt`` too) when Ctrl-C or SIGTERM stops the run.
         """
-        count = _workers(workers)
-        if progress is not None and not isinstance(progress, bool):
-            raise RunOptionError(option="progress", value=progress, rule="bool")
-        plan, encoders = validate(self._config)
-        return run_build(plan, encoders, count, progress)
+        with sigterm_as_interrupt() as stop:
+            try:
+                with _before_work():
+                    count = _workers(workers)
+                    if progress is not None and not isinstance(progress, bool):
+                        raise RunOptionError(option="progress", value=progress, rule="bool")
+                    plan, encoders = validate(self._config)
+                return run_build(plan, encoders, count, progress, stop)
+            except BuildInterruptedError:
+                raise
+            except KeyboardInterrupt:  # during validation, e.g. while a tokenizer loads
+                raise stop.error() from None
+
+
+_FOUND_BEFORE_WORK = "_mintdim_found_before_work"
+
+
+@contextmanager
+def _before_work() -> Iterator[None]:
+    try:
+        yield
+    except MintDimError as error:
+        setattr(error, _FOUND_BEFORE_WORK, True)
+        raise
+
+
+def found_before_work(error: BaseException) -> bool:
+    """Whether ``run()`` raised ``error`` while checking the job, before any data was read or
+    written: a configuration error (the runner exits 2 for it, 1 for errors during the build)."""
+    return getattr(error, _FOUND_BEFORE_WORK, False)
 
 
 class _SourceStep:

@@ -30,6 +30,8 @@ class EncodedBatch:
     """The encoded samples of one raw batch, in input order."""
 
     file_index: int
+    input_bytes: int
+    """Bytes of the input file this batch consumed: its lines and their newlines."""
     blank_lines: int
     token_counts: np.ndarray
     """Exact token count per sample (int64)."""
@@ -114,6 +116,7 @@ class BatchEncoder:
         ]
         return EncodedBatch(
             file_index=raw.file_index,
+            input_bytes=len(raw.data) + 1,
             blank_lines=parsed.blank_lines,
             token_counts=lengths,
             unit_indexes=units,

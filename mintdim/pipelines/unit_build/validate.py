@@ -14,6 +14,7 @@ from mintdim.pipelines.unit_build.contracts import (
     BuildPlan,
     FilePlan,
     OutputPlan,
+    Template,
     TokenizerInfo,
     TokenizerSpec,
 )
@@ -72,10 +73,8 @@ def validate(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpec, En
         )
         for i in range(count)
     )
-    for plan in file_plans:
-        tokenizer_validate.check_template_literals(
-            encoders[plan.tokenizer], plan.template, plan.index
-        )
+    for (spec, template), indexes in _files_by_template(file_plans).items():
+        tokenizer_validate.check_template_literals(encoders[spec], template, indexes)
     outputs = tuple(
         OutputPlan(
             path=dirs[members[0]],
@@ -89,6 +88,16 @@ def validate(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpec, En
         for members in groups
     )
     return BuildPlan(files=file_plans, outputs=outputs), encoders
+
+
+def _files_by_template(
+    files: tuple[FilePlan, ...],
+) -> dict[tuple[TokenizerSpec, Template], list[int]]:
+    """Each (tokenizer, template) pair once, with the files that use it, in file order."""
+    groups: dict[tuple[TokenizerSpec, Template], list[int]] = {}
+    for plan in files:
+        groups.setdefault((plan.tokenizer, plan.template), []).append(plan.index)
+    return groups
 
 
 def _tokenizer_specs(config: UnitBuildConfig, count: int) -> list[TokenizerSpec]:
