@@ -29,6 +29,7 @@ from tests.unit_build.helpers import (
     Expected,
     assert_not_written,
     expected_from_rows,
+    file_sha256,
     job,
     read_json,
     reference_encoder,
@@ -117,6 +118,8 @@ def test_quick_start_example_runs_as_written(tmp_path, monkeypatch, sp_model):
     )
     manifest = read_json("artifacts/instruction_units/manifest.json")
     assert manifest["tokenizer"]["path"] == "./tokenizer/tokenizer.model"
+    assert manifest["tokenizer"]["sha256"] == file_sha256("tokenizer/tokenizer.model")
+    data = os.stat("data/alpaca.jsonl")
     assert manifest["source"] == {
         "files": ["./data/alpaca.jsonl"],
         "fields": [["instruction", "input", "output"]],
@@ -129,6 +132,14 @@ def test_quick_start_example_runs_as_written(tmp_path, monkeypatch, sp_model):
                 {"kind": "literal", "text": "\n\n"},
                 {"kind": "field", "name": "output"},
             ]
+        ],
+        "inputs": [
+            {
+                "path": "./data/alpaca.jsonl",
+                "bytes": data.st_size,
+                "mtime_ns": data.st_mtime_ns,
+                "sha256": file_sha256("data/alpaca.jsonl"),
+            }
         ],
     }
 

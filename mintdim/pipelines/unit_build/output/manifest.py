@@ -2,7 +2,9 @@
 
 Written last, atomically and durably (output/durable.py): a directory without it is not a
 finished build. It holds no wall-clock time and no machine-specific value, so two builds of the
-same input and configuration are byte-identical whatever ``build_batch`` or worker count.
+same input files and configuration are byte-identical whatever ``build_batch`` or worker count.
+Each input's fingerprint (size, mtime, SHA-256 as read) belongs to the file itself: a copy of an
+input has another mtime, so its build differs in that field (and the seal over it) alone.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from mintdim._version import __version__
 from mintdim.pipelines.unit_build.contracts import FilePlan, OutputPlan
 from mintdim.pipelines.unit_build.output.durable import json_bytes
+from mintdim.pipelines.unit_build.source.jsonl import InputFingerprint
 from mintdim.pipelines.unit_build.segments import sequence_template
 from mintdim.pipelines.unit_build.units.shard_writer import ShardRecord
 
@@ -30,7 +33,7 @@ anywhere in the manifest is found as surely as one in a shard."""
 
 def manifest(
     output: OutputPlan,
-    files: Sequence[FilePlan],
+    files: Sequence[tuple[FilePlan, InputFingerprint]],
     shards: Sequence[ShardRecord],
     unit_indexes: Sequence[ShardRecord],
     audit_files: Mapping[str, Mapping[str, object]],
@@ -39,9 +42,9 @@ def manifest(
 ) -> dict:
     """The sealed manifest of one finished output directory.
 
-    ``unit_indexes``: see output/unit_index.py. ``audit_files`` maps each index and summary file
-    name to its ``bytes`` and ``sha256``. ``extended_sizes``: the units ``on_overflow="extend"``
-    added.
+    ``files``: each input with its fingerprint as read. ``unit_indexes``: see
+    output/unit_index.py. ``audit_files`` maps each index and summary file name to its ``bytes``
+    and ``sha256``. ``extended_sizes``: the units ``on_overflow="extend"`` added.
     """
     content = _content(output, files, shards, unit_indexes, extended_sizes, on_overflow)
     content["audit_files"] = {name: dict(facts) for name, facts in audit_files.items()}
@@ -61,13 +64,14 @@ def _digest(content: dict) -> str:
 
 def _content(
     output: OutputPlan,
-    files: Sequence[FilePlan],
+    inputs: Sequence[tuple[FilePlan, InputFingerprint]],
     shards: Sequence[ShardRecord],
     unit_indexes: Sequence[ShardRecord],
     extended_sizes: Sequence[int],
     on_overflow: str,
 ) -> dict:
     info = output.info
+    files = [file for file, _ in inputs]
     spec = output.tokenizer
     return {
         "pipeline": "unit-build",
@@ -83,6 +87,7 @@ def _content(
             "eos_id": info.eos_id,
             "unk_id_source": info.unk_source,
             "pad_id_source": info.pad_source,
+            "sha256": info.file_sha256,
             "eos_id_source": info.eos_source,
             "pad_fallback": spec.pad_fallback,
             "unk_fallback": spec.unk_fallback,
@@ -109,6 +114,10 @@ def _content(
             "fields": [list(f.fields) for f in files],
             "templates": [f.template.source for f in files],
             "sequence_templates": [sequence_template(f, spec.append_eos) for f in files],
+            "inputs": [
+                {"path": f.path, "bytes": p.bytes, "mtime_ns": p.mtime_ns, "sha256": p.sha256}
+                for f, p in inputs
+            ],
         },
         "segment_spans": (
             {

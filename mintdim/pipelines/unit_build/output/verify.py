@@ -42,6 +42,7 @@ from mintdim.pipelines.unit_build.output import (
     unit_index,
     unk_index,
 )
+from mintdim.pipelines.unit_build.output.deep_verify import deep_check
 from mintdim.pipelines.unit_build.output.dir import (
     AUDIT_FILES,
     EMPTY_UNIT,
@@ -53,7 +54,7 @@ from mintdim.pipelines.unit_build.units.shard_writer import shard_path, unit_dir
 from mintdim.shared.errors import NotABuildError
 from mintdim.shared.lang import Bilingual
 
-__all__ = ["Failure", "VerifyReport", "verify_build"]
+__all__ = ["Failure", "VerifyReport", "require_build", "verify_build"]
 
 _READ_BYTES = 8 << 20
 """Shards are read in blocks of whole records of about this size."""
@@ -157,6 +158,34 @@ _TEXT: dict[str, Bilingual] = {
         "build's {count} files",
         "bản ghi {row} (mẫu {sample_id}): vị trí file nguồn {source} không thuộc {count} file "
         "của bản build này",
+    ),
+    "deep_input_missing": Bilingual(
+        "not found from the current directory: run --deep where the build ran",
+        "không tìm thấy từ thư mục hiện tại: hãy chạy --deep ở nơi đã chạy build",
+    ),
+    "deep_error": Bilingual(
+        "cannot be read as the build read it:\n{error}",
+        "không đọc được như lúc build đã đọc:\n{error}",
+    ),
+    "deep_fingerprint": Bilingual(
+        "{bytes} bytes with SHA-256 {sha256} now; the build read {listed_bytes} bytes with "
+        "SHA-256 {listed_sha256}",
+        "hiện có {bytes} byte với SHA-256 {sha256}; lúc build đã đọc {listed_bytes} byte với "
+        "SHA-256 {listed_sha256}",
+    ),
+    "deep_missing": Bilingual(
+        "line {line} is a sample, but sample_index.jsonl has no more lines",
+        "dòng {line} là một mẫu, nhưng sample_index.jsonl không còn dòng nào",
+    ),
+    "deep_extra": Bilingual(
+        "lists more samples than the inputs hold",
+        "liệt kê nhiều mẫu hơn số mẫu trong các file đầu vào",
+    ),
+    "deep_record": Bilingual(
+        "sample {sample_id} ({file}:{line}) is not the reference encoding of its line "
+        "(differs in: {keys})",
+        "mẫu {sample_id} ({file}:{line}) không phải mã hóa tham chiếu của dòng của nó "
+        "(khác ở: {keys})",
     ),
     "more": Bilingual(
         "... and {count} more failures of this check",
@@ -298,9 +327,7 @@ class _Index:
 
 def verify_build(directory: str | Path, *, deep: bool = False) -> VerifyReport:
     """Check a finished build; raises ``NotABuildError`` when ``directory`` holds none."""
-    root = Path(directory)
-    if not (root / manifest.FILENAME).is_file():
-        raise NotABuildError(directory=str(directory), reason=_not_a_build_reason(root))
+    root = require_build(directory)
     report = VerifyReport(directory=str(directory), deep=deep)
     build = _read_manifest(root, report)
     if build is None:
@@ -317,13 +344,19 @@ def verify_build(directory: str | Path, *, deep: bool = False) -> VerifyReport:
     _check_duplicate_index(build, index, groups, report)
     _check_unk_index(build, index, found_unks, report)
     if deep:
-        from mintdim.pipelines.unit_build.output.deep_verify import deep_check
-
         if report.ok:
             deep_check(build.root, build.content, report)
         else:
             report.skipped = "deep"
     return report
+
+
+def require_build(directory: str | Path) -> Path:
+    """The build's path; ``NotABuildError`` (saying why) when no finished build is there."""
+    root = Path(directory)
+    if not (root / manifest.FILENAME).is_file():
+        raise NotABuildError(directory=str(directory), reason=_not_a_build_reason(root))
+    return root
 
 
 def _not_a_build_reason(root: Path) -> str:
