@@ -40,8 +40,8 @@ from mintdim.pipelines.unit_build.output.overflow_index import OverflowIndexWrit
 from mintdim.pipelines.unit_build.output.sample_index import SampleIndexWriter
 from mintdim.pipelines.unit_build.output.unit_index import UnitIndexWriter
 from mintdim.pipelines.unit_build.output.unk_index import UnkIndexWriter
-from mintdim.pipelines.unit_build.units.planner import padded_rows
 from mintdim.pipelines.unit_build.source.jsonl import InputFingerprint
+from mintdim.pipelines.unit_build.units.planner import padded_rows
 from mintdim.pipelines.unit_build.units.shard_writer import UnitShardWriter, unit_dir_name
 from mintdim.shared.errors import MintDimError, OutputValidationError
 from mintdim.shared.lang import Bilingual

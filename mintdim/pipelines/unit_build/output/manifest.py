@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from mintdim._version import __version__
 from mintdim.pipelines.unit_build.contracts import FilePlan, OutputPlan
 from mintdim.pipelines.unit_build.output.durable import json_bytes
-from mintdim.pipelines.unit_build.source.jsonl import InputFingerprint
 from mintdim.pipelines.unit_build.segments import sequence_template
+from mintdim.pipelines.unit_build.source.jsonl import InputFingerprint
 from mintdim.pipelines.unit_build.units.shard_writer import ShardRecord
 
 __all__ = ["FILENAME", "FORMAT_VERSION", "SEAL", "manifest", "seal_holds"]
