@@ -155,7 +155,7 @@ def test_an_unknown_policy_is_refused_before_any_work(tmp_path, rows):
 @pytest.mark.parametrize("policy", ["skip", "truncate", "extend"])
 def test_mintdim_verify_accepts_each_policy_and_catches_a_broken_span(tmp_path, rows, policy):
     out, _ = _run(tmp_path, rows, policy)
-    report = verify_build(out)
+    report = verify_build(out, deep=True)  # deep: every record re-derived by the policy's rule
     assert report.ok, report.lines("en")
     # Break one stop of the first spans record (it no longer reaches the token count), and
     # re-seal nothing: verify must name the file and the record.
