@@ -77,8 +77,9 @@ class EncodedBatch:
     """Ids of each ``EXTEND`` sample, in order."""
     extend_spans: list[np.ndarray]
     """Span row of each ``EXTEND`` sample, in order (empty without spans)."""
-    extend_facts: list[tuple[str, str, int, list[str]]]
-    """``(hash, source JSON, line, empty fields)`` of each ``EXTEND`` sample, for its index line."""
+    extend_facts: list[tuple[str, str, int, str]]
+    """``(hash, source JSON, line, empty fields JSON)`` of each ``EXTEND`` sample, for its index
+    line."""
     error: MintDimError | None
     """The first failing sample's error; samples before it are still reported."""
 
@@ -291,15 +292,19 @@ def _token_mask(counts: np.ndarray, keep: np.ndarray, new_counts: np.ndarray) ->
     return np.repeat(keep, counts) & (position < np.repeat(new_counts, counts))
 
 
-def _empty_fields(fields: tuple[str, ...], values: list[tuple[str, ...]]) -> list[list[str]]:
-    none: list[str] = []
-    # Most samples have no empty field: one C-level test each, the list only when needed.
-    return [
-        [name for name, value in zip(fields, sample, strict=True) if not value]
-        if "" in sample
-        else none
-        for sample in values
-    ]
+def _empty_fields(fields: tuple[str, ...], values: list[tuple[str, ...]]) -> list[str]:
+    """Per sample, its ``empty_fields`` as JSON: the declared fields whose value is empty."""
+    cache: dict[tuple[bool, ...], str] = {}
+
+    def listed(sample: tuple[str, ...]) -> str:
+        empty = tuple(not value for value in sample)
+        if empty not in cache:
+            names = [name for name, hit in zip(fields, empty, strict=True) if hit]
+            cache[empty] = orjson.dumps(names).decode()
+        return cache[empty]
+
+    # Most samples have no empty field: one C-level test each, the names only when needed.
+    return ["[]" if "" not in sample else listed(sample) for sample in values]
 
 
 def _unk_parts(

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import TextIO
 
 import numpy as np
-import orjson
 
 from mintdim.pipelines.unit_build.units.shard_writer import shard_path
 
@@ -33,13 +32,14 @@ def sample_parts(
     unit_sizes: list[int],
     source: str,
     lines: list[int],
-    empty_fields: list[list[str]],
+    empty_fields: list[str],
 ) -> list[str]:
     """Per sample, the middle of its line (``"hash"`` to ``"empty_fields"``): everything a worker
-    knows. ``source`` is the source file already as a JSON string. The writer adds the rest."""
+    knows. ``source`` is the source file and ``empty_fields`` each sample's list, already as
+    JSON. The writer adds the rest."""
     return [
         f'"hash":"{h}","token_count":{n},"unit_size":{u},"source_file":{source},'
-        f'"source_line":{line},"empty_fields":{orjson.dumps(e).decode() if e else "[]"}'
+        f'"source_line":{line},"empty_fields":{e}'
         for h, n, u, line, e in zip(
             hexes, token_counts, unit_sizes, lines, empty_fields, strict=True
         )
