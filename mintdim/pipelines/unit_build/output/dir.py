@@ -66,6 +66,7 @@ class OutputDirectory:
         self._duplicates = DuplicateTracker()
         self._stats = stats.StatsCounter(plan.sizes)
         self._sizes = np.asarray(plan.sizes, dtype=np.int64)
+        self._parity_rows = 0
 
     def create(self) -> None:
         """Create the directory (validated absent or empty), its unit folders and index files."""
@@ -109,6 +110,7 @@ class OutputDirectory:
         self._unks.write(first_id, batch.unk_parts)
         self._duplicates.add(batch.digests)
         self._stats.add(batch.token_counts, batch.unit_indexes, batch.blank_lines, batch.unk_tokens)
+        self._parity_rows += batch.parity_rows
         self._next_id += batch.sample_count
 
     def finish(self) -> dict[str, object]:
@@ -140,7 +142,9 @@ class OutputDirectory:
         durable.sync_tree(self.path)
         durable.write_json_atomic(
             self.path / manifest.FILENAME,
-            manifest.manifest(self.plan, self.files, shards, indexes, self._audit_digests()),
+            manifest.manifest(
+                self.plan, self.files, shards, indexes, self._audit_digests(), self._parity_rows
+            ),
         )
         return content
 
