@@ -199,8 +199,9 @@ def empty_unit_text(size: int) -> str:
 
 
 def _failed_text(error: BaseException) -> str:
-    if isinstance(error, MintDimError):
-        message = Bilingual(en=error.message("en"), vi=error.message("vi"))
-    else:
-        message = f"{type(error).__name__}: {error}"
-    return FAILED_TEXT.both(message=message) + "\n"
+    if not isinstance(error, MintDimError):
+        return FAILED_TEXT.both(message=f"{type(error).__name__}: {error}") + "\n"
+    # Each language filled in with its own message as a plain value: a message may hold braces
+    # (a template, a JSON config), which a nested Bilingual would take for fields.
+    en, vi = (FAILED_TEXT.render(lang, message=error.message(lang)) for lang in ("en", "vi"))
+    return f"{en}\n\n{vi}\n"

@@ -88,7 +88,7 @@ def tokenizer_spec(config: object, kind: TokenizerKind, index: int) -> Tokenizer
     abs_path = resolve(path)
     if not abs_path.is_file():
         raise MintDimFileNotFoundError(context="tokenizer", path=path)
-    engine = config.get("engine", "reference")
+    engine = "reference" if config.get("engine") is None else config["engine"]
     if engine not in get_args(Engine):
         raise TokenizerValidationError.bad_option(index=index, key="engine", got=engine)
     return TokenizerSpec(kind=kind, path=path, abs_path=str(abs_path), engine=engine)
