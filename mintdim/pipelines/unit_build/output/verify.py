@@ -43,10 +43,10 @@ from mintdim.pipelines.unit_build.output import (
 from mintdim.pipelines.unit_build.output.dir import (
     AUDIT_FILES,
     EMPTY_UNIT,
-    UNIT_BUILD_FAILED,
     empty_unit_text,
 )
 from mintdim.pipelines.unit_build.output.duplicate_index import DuplicateTracker
+from mintdim.pipelines.unit_build.output.reader import not_a_build_reason
 from mintdim.pipelines.unit_build.units.shard_writer import shard_path, unit_dir_name
 from mintdim.shared.errors import NotABuildError
 from mintdim.shared.lang import Bilingual
@@ -271,7 +271,7 @@ def verify_build(directory: str | Path, *, deep: bool = False) -> VerifyReport:
     """Check a finished build; raises ``NotABuildError`` when ``directory`` holds none."""
     root = Path(directory)
     if not (root / manifest.FILENAME).is_file():
-        raise NotABuildError(directory=str(directory), reason=_not_a_build_reason(root))
+        raise NotABuildError(directory=str(directory), reason=not_a_build_reason(root))
     report = VerifyReport(directory=str(directory), deep=deep)
     build = _read_manifest(root, report)
     if build is None:
@@ -293,16 +293,6 @@ def verify_build(directory: str | Path, *, deep: bool = False) -> VerifyReport:
         else:
             report.skipped = "deep"
     return report
-
-
-def _not_a_build_reason(root: Path) -> str:
-    if not root.exists():
-        return "missing"
-    if not root.is_dir():
-        return "not_directory"
-    if any(root.glob(f"*/{UNIT_BUILD_FAILED}")):
-        return "failed"
-    return "no_manifest"
 
 
 # ---------------------------------------------------------------------------
