@@ -48,7 +48,7 @@ def test_a_directory_without_a_build_names_why(cwd, built):
     assert isinstance(no_manifest.value, FileNotFoundError)
 
 
-@pytest.mark.parametrize("damage", [b"", b"{\"format_version\": 2, ", b"[1, 2]", b"\xff\xfe"])
+@pytest.mark.parametrize("damage", [b"", b'{"format_version": 2, ', b"[1, 2]", b"\xff\xfe"])
 def test_a_corrupt_manifest_names_the_file(built, damage):
     (built / "manifest.json").write_bytes(damage)
     with pytest.raises(BuildReadError) as info:
