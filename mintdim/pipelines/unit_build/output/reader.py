@@ -27,7 +27,7 @@ from mintdim.pipelines.unit_build.output.dir import UNIT_BUILD_FAILED
 from mintdim.pipelines.unit_build.units.shard_writer import shard_path
 from mintdim.shared.errors import BuildReadError, NotABuildError
 
-__all__ = ["UnitBuild", "not_a_build_reason", "open_build"]
+__all__ = ["UnitBuild", "open_build", "require_build"]
 
 
 class UnitBuild:
@@ -188,10 +188,8 @@ def open_build(path: str | Path) -> UnitBuild:
     build, no manifest); ``BuildReadError`` when the manifest is damaged or of another format
     version, or when a shard or unit index it lists turns out missing or damaged on first use.
     """
-    root = Path(path)
+    root = require_build(path)
     manifest_path = root / manifest.FILENAME
-    if not manifest_path.is_file():
-        raise NotABuildError(directory=str(path), reason=not_a_build_reason(root))
     content = _read_manifest(root, manifest_path)
     try:
         return UnitBuild(root, content)
@@ -199,8 +197,15 @@ def open_build(path: str | Path) -> UnitBuild:
         raise _read_error(root, manifest_path, "manifest_field", detail=str(err)) from err
 
 
-def not_a_build_reason(root: Path) -> str:
-    """Why ``root`` holds no finished build: a ``NotABuildError`` reason code."""
+def require_build(directory: str | Path) -> Path:
+    """The build's path; ``NotABuildError`` (saying why) when no finished build is there."""
+    root = Path(directory)
+    if not (root / manifest.FILENAME).is_file():
+        raise NotABuildError(directory=str(directory), reason=_not_a_build_reason(root))
+    return root
+
+
+def _not_a_build_reason(root: Path) -> str:
     if not root.exists():
         return "missing"
     if not root.is_dir():

@@ -47,12 +47,11 @@ from mintdim.pipelines.unit_build.output.dir import (
     empty_unit_text,
 )
 from mintdim.pipelines.unit_build.output.duplicate_index import DuplicateTracker
-from mintdim.pipelines.unit_build.output.reader import not_a_build_reason
+from mintdim.pipelines.unit_build.output.reader import require_build
 from mintdim.pipelines.unit_build.units.shard_writer import shard_path, unit_dir_name
-from mintdim.shared.errors import NotABuildError
 from mintdim.shared.lang import Bilingual
 
-__all__ = ["Failure", "VerifyReport", "verify_build"]
+__all__ = ["Failure", "VerifyReport", "require_build", "verify_build"]
 
 _READ_BYTES = 8 << 20
 """Shards are read in blocks of whole records of about this size."""
@@ -298,9 +297,7 @@ class _Index:
 
 def verify_build(directory: str | Path, *, deep: bool = False) -> VerifyReport:
     """Check a finished build; raises ``NotABuildError`` when ``directory`` holds none."""
-    root = Path(directory)
-    if not (root / manifest.FILENAME).is_file():
-        raise NotABuildError(directory=str(directory), reason=not_a_build_reason(root))
+    root = require_build(directory)
     report = VerifyReport(directory=str(directory), deep=deep)
     build = _read_manifest(root, report)
     if build is None:
