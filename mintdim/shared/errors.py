@@ -68,6 +68,17 @@ def error_classes() -> tuple[type[MintDimError], ...]:
     return tuple(_REGISTRY)
 
 
+def current_directory() -> str:
+    """The working directory; when it was deleted, its former path and " (deleted)", never a crash."""
+    try:
+        return os.getcwd()
+    except FileNotFoundError:
+        try:  # Linux keeps the deleted directory's path, marked " (deleted)"
+            return os.readlink("/proc/self/cwd")
+        except OSError:
+            return f"{os.environ.get('PWD', '?')} (deleted)"
+
+
 def format_location(file: str, line: int) -> str:
     """Return ``file:line`` with the path exactly as the user declared it."""
     return f"{file}:{line}"
@@ -342,7 +353,7 @@ class MintDimFileNotFoundError(MintDimError, FileNotFoundError):
 
     def _check(self) -> None:
         if self.cwd is None:
-            self.cwd = os.getcwd()
+            self.cwd = current_directory()
 
     def _exception_args(self) -> tuple[object, ...]:
         return (errno.ENOENT, os.strerror(errno.ENOENT), self.path)
@@ -907,6 +918,14 @@ class UnitValidationError(MintDimError, ValueError):
             "must be a list of positive integers (one shared, or one per file)",
             "phải là list các số nguyên dương (một giá trị dùng chung, hoặc mỗi file một giá trị)",
         ),
+        "too_large": Bilingual(
+            "must be at most 16,777,216 (2**24): every sample of a unit is stored as unit_size "
+            "slots, so one record of a larger unit would take more than 64 MiB, far beyond any "
+            "model's context",
+            "phải nhỏ hơn hoặc bằng 16,777,216 (2**24): mỗi mẫu của một unit được lưu thành "
+            "unit_size ô, nên một bản ghi của unit lớn hơn sẽ chiếm hơn 64 MiB, vượt xa ngữ cảnh "
+            "của mọi mô hình",
+        ),
     }
 
     key: str
@@ -914,7 +933,10 @@ class UnitValidationError(MintDimError, ValueError):
     rule: str = _choice(_PROBLEMS)
 
     summary = Bilingual("Invalid unit config.", "Unit config không hợp lệ.")
-    examples = ({"key": "units.sizes[0][1]", "value": 128, "rule": "ascending"},)
+    examples = (
+        {"key": "units.sizes[0][1]", "value": 128, "rule": "ascending"},
+        {"key": "units.sizes[0][3]", "value": 2**40, "rule": "too_large"},
+    )
 
     def _sections(self) -> Iterator[Any]:
         yield (
@@ -1794,6 +1816,113 @@ class SweepOutputError(MintDimError, FileExistsError):
         )
 
 
+class PathError(MintDimError, ValueError):
+    """Raised when a declared path cannot name a file on this system at all."""
+
+    _PROBLEMS: ClassVar[dict[str, Bilingual]] = {
+        "nul": Bilingual(
+            "it contains a NUL character (\\x00), which no file name can hold",
+            "nó chứa ký tự NUL (\\x00), không tên file nào chứa được",
+        ),
+        "unencodable": Bilingual(
+            "it holds a character the file system encoding cannot store (a lone surrogate such "
+            "as \\ud800): {detail}",
+            "nó chứa ký tự mà bảng mã của hệ thống file không lưu được (một surrogate đơn lẻ "
+            "như \\ud800): {detail}",
+        ),
+        "component_too_long": Bilingual(
+            "the name {detail!r} is longer than 255 bytes, the limit of one file or directory name",
+            "tên {detail!r} dài hơn 255 byte, giới hạn của một tên file hoặc thư mục",
+        ),
+        "too_long": Bilingual(
+            "the whole path is {detail} bytes, at or above the system limit of 4096",
+            "cả đường dẫn dài {detail} byte, bằng hoặc vượt giới hạn 4096 của hệ thống",
+        ),
+        "cwd_gone": Bilingual(
+            "it is relative, and the current directory no longer exists: {detail}",
+            "đây là đường dẫn tương đối, và thư mục hiện tại không còn tồn tại: {detail}",
+        ),
+    }
+
+    key: str
+    path: str
+    problem: str = _choice(_PROBLEMS)
+    detail: str = ""
+
+    summary = Bilingual(
+        "A declared path cannot name a file.", "Một đường dẫn đã khai báo không thể là tên file."
+    )
+    examples = (
+        {"key": "output.dir[0]", "path": "./out\x00", "problem": "nul"},
+        {
+            "key": "source.files[0]",
+            "path": "data.jsonl",
+            "problem": "cwd_gone",
+            "detail": "/tmp/job (deleted)",
+        },
+    )
+
+    def _sections(self) -> Iterator[Any]:
+        yield Bilingual("Key", "Khóa"), self.key
+        yield Bilingual("Path", "Đường dẫn"), ascii(self.path)
+        yield _H.PROBLEM, self._PROBLEMS[self.problem]
+        yield (
+            _H.FIX,
+            Bilingual(
+                "give a path of printable characters, each name at most 255 bytes; run from an "
+                "existing directory or give an absolute path",
+                "hãy đưa đường dẫn gồm các ký tự in được, mỗi tên tối đa 255 byte; chạy từ một "
+                "thư mục đang tồn tại hoặc dùng đường dẫn tuyệt đối",
+            ),
+        )
+
+
+class InputChangedError(MintDimError, RuntimeError):
+    """Raised at the end of a build when an input file changed, or went, while it was read."""
+
+    _CHANGES: ClassVar[dict[str, Bilingual]] = {
+        "size": Bilingual("its size changed", "kích thước của nó đã thay đổi"),
+        "mtime": Bilingual(
+            "it was modified (its mtime changed)", "nó đã bị sửa (mtime đã thay đổi)"
+        ),
+        "gone": Bilingual("it can no longer be found", "không còn tìm thấy nó"),
+    }
+
+    file: str
+    change: str = _choice(_CHANGES)
+    was: str = ""
+    now: str = ""
+
+    summary = Bilingual(
+        "An input file changed while the build read it; no manifest was written.",
+        "Một file đầu vào đã thay đổi trong khi build đang đọc nó; không có manifest nào được ghi.",
+    )
+    examples = (
+        {
+            "file": "./data/alpaca.jsonl",
+            "change": "mtime",
+            "was": "mtime_ns 1764500000000000000",
+            "now": "mtime_ns 1764500012000000000",
+        },
+    )
+
+    def _sections(self) -> Iterator[Any]:
+        yield "File", self.file
+        seen = Bilingual("when read: {was}; now: {now}", "khi đọc: {was}; bây giờ: {now}")
+        yield _H.REASON, self._CHANGES[self.change], *([seen] if self.was or self.now else [])
+        yield (
+            _H.FIX,
+            Bilingual(
+                "the samples written may mix old and new text: keep the inputs unchanged while "
+                "a build runs (build from a copy or a snapshot), then build again into a new, "
+                "empty directory",
+                "các mẫu đã ghi có thể trộn văn bản cũ và mới: hãy giữ nguyên các file đầu vào "
+                "khi build đang chạy (build từ một bản sao hoặc snapshot), rồi build lại vào một "
+                "thư mục mới, rỗng",
+            ),
+        )
+
+
 class NotABuildError(MintDimError, FileNotFoundError):
     """Raised by ``mintdim verify`` / ``inspect`` for a directory that holds no finished build."""
 
@@ -1837,10 +1966,203 @@ class NotABuildError(MintDimError, FileNotFoundError):
         )
 
 
+class LoaderOptionError(MintDimError, ValueError):
+    """Raised by ``build.loader(...)`` / ``mintdim.loader(...)`` for an option it cannot use."""
+
+    _RULES: ClassVar[dict[str, Bilingual]] = {
+        "one_of": Bilingual(
+            "give exactly one of batch_size (records per batch) and tokens_per_batch (a unit of "
+            "size U gets max(1, tokens_per_batch // U) records per batch)",
+            "hãy cho đúng một trong hai: batch_size (số bản ghi mỗi batch) hoặc tokens_per_batch "
+            "(unit kích thước U nhận max(1, tokens_per_batch // U) bản ghi mỗi batch)",
+        ),
+        "positive": Bilingual(
+            "{option} must be a positive integer", "{option} phải là số nguyên dương"
+        ),
+        "non_negative": Bilingual(
+            "{option} must be an integer >= 0", "{option} phải là số nguyên >= 0"
+        ),
+        "rank": Bilingual(
+            "rank must be an integer with 0 <= rank < world_size ({limit})",
+            "rank phải là số nguyên với 0 <= rank < world_size ({limit})",
+        ),
+        "count": Bilingual(
+            "weights needs one number per build: {limit} builds were given",
+            "weights cần đúng một số cho mỗi build: đã cho {limit} build",
+        ),
+        "weights": Bilingual(
+            "every weight must be a finite number > 0", "mỗi weight phải là số hữu hạn > 0"
+        ),
+        "targets": Bilingual(
+            'targets must be a non-empty list of segment names, e.g. ["output"]',
+            'targets phải là danh sách tên segment không rỗng, ví dụ ["output"]',
+        ),
+        "no_spans": Bilingual(
+            "the build {build} stores no segment spans, so labels cannot be limited to segments\n"
+            'build it again with the tokenizer key encode: "whole" (or "segments"), '
+            "or leave targets out to train on every token",
+            "build {build} không lưu span của segment, nên không thể giới hạn labels theo segment\n"
+            'hãy build lại với khóa tokenizer encode: "whole" (hoặc "segments"), '
+            "hoặc bỏ targets để học trên mọi token",
+        ),
+        "unknown_segment": Bilingual(
+            "the build {build} has no segment of that name; its segments are: {known}",
+            "build {build} không có segment tên đó; các segment của nó: {known}",
+        ),
+        "empty": Bilingual("give at least one build", "hãy cho ít nhất một build"),
+    }
+
+    option: str
+    value: object
+    problem: str = _choice(_RULES)
+    limit: object = None
+    build: str = ""
+    known: list[str] | None = None
+
+    summary = Bilingual("Invalid loader option.", "Tùy chọn của loader không hợp lệ.")
+    examples = (
+        {"option": "batch_size / tokens_per_batch", "value": [None, None], "problem": "one_of"},
+        {"option": "rank", "value": 2, "problem": "rank", "limit": 2},
+        {
+            "option": "targets",
+            "value": ["output"],
+            "problem": "no_spans",
+            "build": "./artifacts/instruction_units",
+        },
+    )
+
+    def _sections(self) -> Iterator[Any]:
+        yield Bilingual("Option", "Tùy chọn"), self.option
+        yield Bilingual("Value", "Giá trị"), _show(self.value)
+        yield _H.RULE, _say(self._RULES[self.problem], known=", ".join(self.known or []))
+
+
+class LoaderStateError(MintDimError, ValueError):
+    """Raised when ``loader(..., state=...)`` gets a state saved by a different loader.
+
+    A state resumes only the order it was saved from: the same builds (their unit indexes) and the
+    same seed, rank, world_size, batch sizing, drop_last, accum_steps and weights.
+    """
+
+    key: str
+    saved: object
+    current: object
+
+    summary = Bilingual(
+        "The saved loader state does not belong to this loader.",
+        "Trạng thái loader đã lưu không thuộc về loader này.",
+    )
+    examples = ({"key": "world_size", "saved": 8, "current": 4},)
+
+    def _sections(self) -> Iterator[Any]:
+        yield Bilingual("Key", "Khóa"), self.key
+        yield Bilingual("Saved", "Đã lưu"), _show(self.saved)
+        yield Bilingual("This loader", "Loader này"), _show(self.current)
+        yield (
+            _H.FIX,
+            Bilingual(
+                "resume with the builds and options of the run that saved the state "
+                "(seed, rank, world_size, batch_size or tokens_per_batch, drop_last, accum_steps, "
+                "weights), or start without state",
+                "hãy tiếp tục với đúng các build và tùy chọn của lần chạy đã lưu trạng thái "
+                "(seed, rank, world_size, batch_size hoặc tokens_per_batch, drop_last, "
+                "accum_steps, weights), hoặc bắt đầu lại không có state",
+            ),
+        )
+
+
+class BuildReadError(MintDimError, ValueError):
+    """Raised by ``open_build`` when a file of a finished build is damaged or of another version."""
+
+    _PROBLEMS: ClassVar[dict[str, Bilingual]] = {
+        "manifest_json": Bilingual(
+            "manifest.json is not a JSON object: {detail}",
+            "manifest.json không phải JSON object: {detail}",
+        ),
+        "manifest_field": Bilingual(
+            "manifest.json lacks a field this reader needs: {detail}",
+            "manifest.json thiếu field mà bộ đọc cần: {detail}",
+        ),
+        "status": Bilingual(
+            'the manifest\'s status is {detail}, not "complete"',
+            'status của manifest là {detail}, không phải "complete"',
+        ),
+        "version": Bilingual(
+            "format_version {detail}; this MintDim reads format_version {known}",
+            "format_version {detail}; bản MintDim này đọc format_version {known}",
+        ),
+        "missing_file": Bilingual(
+            "a file the manifest lists is missing", "một file mà manifest liệt kê bị thiếu"
+        ),
+        "short_shard": Bilingual(
+            "{size} bytes is not a whole number of {record_bytes}-byte records",
+            "{size} byte không phải một số nguyên record {record_bytes} byte",
+        ),
+        "unit_index": Bilingual(
+            "the unit index is not a readable index of this format: {detail}",
+            "unit index không phải index đọc được của định dạng này: {detail}",
+        ),
+    }
+    _FIXES: ClassVar[dict[str, Bilingual]] = {
+        "version": Bilingual(
+            "read it with the MintDim version that wrote it (manifest.json names it), "
+            "or build it again with this one",
+            "hãy đọc bằng phiên bản MintDim đã ghi nó (manifest.json ghi tên phiên bản), "
+            "hoặc build lại bằng phiên bản này",
+        ),
+    }
+    _DAMAGED_FIX = Bilingual(
+        "the build is damaged: run `mintdim verify {directory}` to list every problem, then "
+        "build it again (or restore the directory from a good copy)",
+        "bản build bị hỏng: chạy `mintdim verify {directory}` để liệt kê mọi vấn đề, rồi build "
+        "lại (hoặc khôi phục thư mục từ một bản sao tốt)",
+    )
+
+    directory: str
+    path: str
+    problem: str = _choice(_PROBLEMS)
+    detail: str = ""
+    known: int = 0
+    size: int = 0
+    record_bytes: int = 0
+
+    summary = Bilingual(
+        "A file of the build cannot be read.", "Không đọc được một file của bản build."
+    )
+    examples = (
+        {
+            "directory": "./artifacts/instruction_units",
+            "path": "./artifacts/instruction_units/manifest.json",
+            "problem": "manifest_json",
+            "detail": "unexpected end of data: line 1 column 4093 (char 4092)",
+        },
+        {
+            "directory": "./artifacts/instruction_units",
+            "path": "./artifacts/instruction_units/unit_256/shard_000003.bin",
+            "problem": "short_shard",
+            "size": 1000000,
+            "record_bytes": 512,
+        },
+        {
+            "directory": "./artifacts/instruction_units",
+            "path": "./artifacts/instruction_units/manifest.json",
+            "problem": "version",
+            "detail": "7",
+            "known": 2,
+        },
+    )
+
+    def _sections(self) -> Iterator[Any]:
+        yield Bilingual("File", "File"), self.path
+        yield _H.PROBLEM, self._PROBLEMS[self.problem]
+        yield _H.FIX, self._FIXES.get(self.problem, self._DAMAGED_FIX)
+
+
 __all__ = [
     "LANGUAGES",
     "MappingError",
     "MintDimError",
+    "current_directory",
     "error_classes",
     "format_location",
     "get_language",

@@ -65,8 +65,22 @@ def test_no_arguments_builds_the_bundled_demo_from_any_directory(tmp_path) -> No
     assert_compact(done.stderr)
 
 
-def test_hydra_job_logging_config_silences_mintdim_lines(tmp_path) -> None:
-    done = run_cli("workers=1", "hydra/job_logging=disabled", cwd=tmp_path)
+def test_with_a_progress_bar_each_line_still_shows_once(tmp_path) -> None:
+    done = run_cli("workers=1", "progress=true", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    stats = json.loads((only_run_dir(tmp_path) / "build" / "stats.json").read_text())
+    both = done.stdout + done.stderr
+    assert both.count("[unit-build] shard=") == stats["shard_count"]
+    assert both.count("built ") == 1
+    assert "unit-build: 100%|" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "override",
+    ["hydra/job_logging=disabled", "+hydra.job_logging.loggers.mintdim.level=WARNING"],
+)
+def test_hydra_job_logging_config_silences_mintdim_lines(tmp_path, override) -> None:
+    done = run_cli("workers=1", override, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "[unit-build]" not in done.stdout + done.stderr
     assert "built " not in done.stdout + done.stderr
@@ -295,6 +309,7 @@ def test_cfg_job_help_and_info_work_as_in_any_hydra_app(tmp_path) -> None:
     assert "units: fixed, large, medium, small, spec" in help_.stdout
     assert "source: alpaca, demo, jsonl, mapped, prompt_response, qa" in help_.stdout
     assert "--hydra-help" in help_.stdout
+    assert "Tạo các shard token" in help_.stdout and "MINTDIM_LANG=vi" in help_.stdout
 
     info = run_cli("--info", "searchpath", cwd=tmp_path)
     assert info.returncode == 0, info.stderr

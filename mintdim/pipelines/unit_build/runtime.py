@@ -27,7 +27,12 @@ from mintdim.pipelines.unit_build.contracts import (
 )
 from mintdim.pipelines.unit_build.output.dir import OutputDirectory
 from mintdim.pipelines.unit_build.progress import Progress
-from mintdim.pipelines.unit_build.source.jsonl import RawBatch, read_raw_batches
+from mintdim.pipelines.unit_build.source.jsonl import (
+    InputFingerprint,
+    RawBatch,
+    check_unchanged,
+    read_raw_batches,
+)
 from mintdim.pipelines.unit_build.tokenizer import Encoder
 from mintdim.pipelines.unit_build.workers import encode_in_order
 from mintdim.shared.signals import StopSignal, stop_signals_ignored
@@ -76,18 +81,24 @@ def _build(
     for output in outputs:
         output.create()
     encoder = BatchEncoder(plan, encoders)
+    fingerprints: dict[int, InputFingerprint] = {}
     # closing(): on any error the workers stop now, not when the traceback is collected.
-    with closing(encode_in_order(encoder, _all_batches(plan), workers)) as encoded:
+    with closing(encode_in_order(encoder, _all_batches(plan, fingerprints), workers)) as encoded:
         for batch in encoded:
             outputs[plan.files[batch.file_index].output_index].write(batch)
             bar.advance(batch.input_bytes, batch.sample_count, int(batch.token_counts.sum()))
             if batch.error is not None:
                 raise batch.error
     bar.complete()
-    return tuple(OutputResult(o.plan.path, o.finish()) for o in outputs)
+    # A file changed under the build may have given samples of two versions (or of neither):
+    # no manifest may vouch for that.
+    for file in plan.files:
+        check_unchanged(file, fingerprints[file.index])
+    return tuple(OutputResult(o.plan.path, o.finish(fingerprints)) for o in outputs)
 
 
-def _all_batches(plan: BuildPlan) -> Iterator[RawBatch]:
+def _all_batches(plan: BuildPlan, fingerprints: dict[int, InputFingerprint]) -> Iterator[RawBatch]:
+    """Every file's batches in order; each file's fingerprint lands in ``fingerprints``."""
     # One stream across files keeps every worker busy at file boundaries.
     for file in plan.files:
-        yield from read_raw_batches(file)
+        fingerprints[file.index] = yield from read_raw_batches(file)

@@ -7,6 +7,8 @@ check runs before the first byte is written; the first failing rule raises its n
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from mintdim.pipelines.unit_build.config import UnitBuildConfig
 from mintdim.pipelines.unit_build.contracts import (
     BuildPlan,
@@ -16,6 +18,7 @@ from mintdim.pipelines.unit_build.contracts import (
     TokenizerInfo,
     TokenizerSpec,
 )
+from mintdim.pipelines.unit_build.output import durable
 from mintdim.pipelines.unit_build.output import validate as output_validate
 from mintdim.pipelines.unit_build.rules import per_file
 from mintdim.pipelines.unit_build.source import validate as source_validate
@@ -42,10 +45,11 @@ def validate(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpec, En
     units = unit_settings(config.sizes, config.build_batch, count)
     dirs = output_validate.output_dirs(config.output_dir, count)
     shard_sizes = output_validate.samples_per_shard(config.samples_per_shard, count)
+    places = [same_place_key(spec.abs_path, "tokenizer.path") for spec in tokenizers]
     settings = [
         {
             # Two spellings of one tokenizer file are one tokenizer.
-            "tokenizer": f"{tokenizers[i].kind}: {same_place_key(tokenizers[i].abs_path)}",
+            "tokenizer": f"{tokenizers[i].kind}: {places[i]}",
             "units.sizes": str(list(units[i][0])),
             "output.samples_per_shard": str(shard_sizes[i]),
         }
@@ -83,7 +87,7 @@ def validate(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpec, En
     outputs = tuple(
         OutputPlan(
             path=dirs[members[0]],
-            abs_path=str(resolve(dirs[members[0]])),
+            abs_path=str(resolve(dirs[members[0]], "output.dir")),
             tokenizer=tokenizers[members[0]],
             info=infos[tokenizers[members[0]]],
             sizes=units[members[0]][0],
@@ -121,6 +125,7 @@ def _info(encoder: Encoder, fallback: str | None, parity_texts: int) -> Tokenize
         unk_source=encoder.unk_source,
         pad_source=encoder.pad_source,
         token_dtype=tokenizer_validate.check_vocab(encoder),
+        file_sha256=durable.file_sha256(Path(encoder.spec.abs_path)),
         engine=encoder.engine,
         engine_version=encoder.engine_version,
         reference_version=getattr(encoder, "reference", encoder).engine_version,

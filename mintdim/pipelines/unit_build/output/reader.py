@@ -16,16 +16,18 @@ view into them. Sample ids, units and token counts come from the binary unit ind
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import orjson
 
 from mintdim.pipelines.unit_build.output import manifest, sample_index, unit_index
+from mintdim.pipelines.unit_build.output.dir import UNIT_BUILD_FAILED
 from mintdim.pipelines.unit_build.units.shard_writer import shard_path
+from mintdim.shared.errors import BuildReadError, NotABuildError
 
-__all__ = ["UnitBuild", "open_build"]
+__all__ = ["UnitBuild", "open_build", "require_build"]
 
 
 class UnitBuild:
@@ -50,6 +52,7 @@ class UnitBuild:
         # to a worker process maps the files itself instead of carrying their bytes.
         self._shards: dict[str, np.ndarray] = {}
         self._indexes: dict[int, np.ndarray] = {}
+        self._columns: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._places: tuple[np.ndarray, np.ndarray] | None = None
 
     def __getstate__(self) -> dict:
@@ -79,7 +82,12 @@ class UnitBuild:
         """One unit's entries (``sample_id``, ``token_count``) in record order; empty if none."""
         if unit_size not in self._indexes:
             if self.units[unit_size]:
-                entries = unit_index.load(self.path / unit_index.index_path(unit_size))
+                path = self.path / unit_index.index_path(unit_size)
+                self._size(path)
+                try:
+                    entries = unit_index.load(path)
+                except ValueError as err:
+                    raise _read_error(self.path, path, "unit_index", detail=str(err)) from err
             else:
                 entries = np.empty(0, dtype=unit_index.DTYPE)
             self._indexes[unit_size] = entries
@@ -88,20 +96,21 @@ class UnitBuild:
     def unit_record(self, unit_size: int, position: int) -> np.ndarray:
         """Record ``position`` of a unit (tokens then PAD), a view into its shard."""
         shard, row = divmod(position, self.samples_per_shard)
-        return self._shard(shard_path(unit_size, shard), unit_size)[row]
+        return self.shard(unit_size, shard)[row]
 
-    def gather(self, unit_size: int, positions: Sequence[int] | np.ndarray) -> np.ndarray:
-        """Records of a unit at ``positions`` (in that order), copied into one [B, unit] array."""
-        positions = np.asarray(positions, dtype=np.int64)
-        shards, rows = np.divmod(positions, self.samples_per_shard)
-        first = int(shards[0]) if positions.size else 0
-        if positions.size and (shards == first).all():
-            return self._shard(shard_path(unit_size, first), unit_size)[rows]
-        out = np.empty((positions.size, unit_size), dtype=self.dtype)
-        for shard in np.unique(shards).tolist():
-            members = shards == shard
-            out[members] = self._shard(shard_path(unit_size, shard), unit_size)[rows[members]]
-        return out
+    def unit_columns(self, unit_size: int) -> tuple[np.ndarray, np.ndarray]:
+        """A unit's sample ids and token counts in record order, as int64 arrays (cached)."""
+        if unit_size not in self._columns:
+            entries = self.unit_index(unit_size)
+            self._columns[unit_size] = (
+                entries["sample_id"].astype(np.int64),
+                entries["token_count"].astype(np.int64),
+            )
+        return self._columns[unit_size]
+
+    def shard(self, unit_size: int, number: int) -> np.ndarray:
+        """Shard ``number`` of a unit as a read-only [records, unit_size] array over its file."""
+        return self._shard(shard_path(unit_size, number), unit_size)
 
     def _sample_places(self) -> tuple[np.ndarray, np.ndarray]:
         """Per sample id: the index of its unit in ``units`` and its record position there."""
@@ -132,20 +141,37 @@ class UnitBuild:
         """A sample's tokens without padding."""
         return self.record(row)[: row["token_count"]]
 
+    def segment_names(self) -> set[str] | None:
+        """Names of the segments whose token spans this build stores; None when it stores none."""
+        if not self.manifest.get("segment_spans", {}).get("stored"):
+            return None
+        return {
+            entry.get("name", entry["kind"])
+            for sequence in self.manifest["source"]["sequence_templates"]
+            for entry in sequence
+        }
+
     def loader(self, **options: object):  # noqa: ANN201 - the type lives in output/loader.py
         """Unit-homogeneous training batches over this build: see :func:`output.loader.loader`."""
         from mintdim.pipelines.unit_build.output.loader import loader
 
         return loader([self], **options)
 
+    def _size(self, path: Path) -> int:
+        """A listed file's size; a missing one is a damaged build, not a bare OSError."""
+        try:
+            return path.stat().st_size
+        except FileNotFoundError as err:
+            raise _read_error(self.path, path, "missing_file") from err
+
     def _shard(self, relative: str, width: int) -> np.ndarray:
         if relative not in self._shards:
             path = self.path / relative
-            size = path.stat().st_size
+            size = self._size(path)
             record_bytes = width * self.dtype.itemsize
             if size % record_bytes:
-                raise ValueError(
-                    f"{path}: {size} bytes is not a whole number of {record_bytes}-byte records"
+                raise _read_error(
+                    self.path, path, "short_shard", size=size, record_bytes=record_bytes
                 )
             mapped = np.memmap(
                 path, dtype=self.dtype, mode="r", shape=(size // record_bytes, width)
@@ -156,19 +182,56 @@ class UnitBuild:
 
 
 def open_build(path: str | Path) -> UnitBuild:
-    """Open a finished build; a directory without a complete manifest is refused."""
-    root = Path(path)
+    """Open a finished build; anything else raises a named error that says which file and why.
+
+    ``NotABuildError`` when the directory holds no finished build (missing, a file, a failed
+    build, no manifest); ``BuildReadError`` when the manifest is damaged or of another format
+    version, or when a shard or unit index it lists turns out missing or damaged on first use.
+    """
+    root = require_build(path)
     manifest_path = root / manifest.FILENAME
-    if not manifest_path.is_file():
-        raise FileNotFoundError(f"{manifest_path}: no manifest, so this is not a finished build")
-    content = orjson.loads(manifest_path.read_bytes())
-    if (
-        content.get("status") != "complete"
-        or content.get("format_version") != manifest.FORMAT_VERSION
-    ):
-        raise ValueError(
-            f"{manifest_path}: status {content.get('status')!r}, format_version "
-            f"{content.get('format_version')!r}; this reader knows complete builds of version "
-            f"{manifest.FORMAT_VERSION}"
+    content = _read_manifest(root, manifest_path)
+    try:
+        return UnitBuild(root, content)
+    except (KeyError, TypeError) as err:
+        raise _read_error(root, manifest_path, "manifest_field", detail=str(err)) from err
+
+
+def require_build(directory: str | Path) -> Path:
+    """The build's path; ``NotABuildError`` (saying why) when no finished build is there."""
+    root = Path(directory)
+    if not (root / manifest.FILENAME).is_file():
+        raise NotABuildError(directory=str(directory), reason=_not_a_build_reason(root))
+    return root
+
+
+def _not_a_build_reason(root: Path) -> str:
+    if not root.exists():
+        return "missing"
+    if not root.is_dir():
+        return "not_directory"
+    if any(root.glob(f"*/{UNIT_BUILD_FAILED}")):
+        return "failed"
+    return "no_manifest"
+
+
+def _read_manifest(root: Path, manifest_path: Path) -> dict:
+    try:
+        content = orjson.loads(manifest_path.read_bytes())
+    except orjson.JSONDecodeError as err:
+        raise _read_error(root, manifest_path, "manifest_json", detail=str(err)) from err
+    if not isinstance(content, dict):
+        detail = type(content).__name__
+        raise _read_error(root, manifest_path, "manifest_json", detail=detail)
+    if content.get("format_version") != manifest.FORMAT_VERSION:
+        version = repr(content.get("format_version"))
+        raise _read_error(
+            root, manifest_path, "version", detail=version, known=manifest.FORMAT_VERSION
         )
-    return UnitBuild(root, content)
+    if content.get("status") != "complete":
+        raise _read_error(root, manifest_path, "status", detail=repr(content.get("status")))
+    return content
+
+
+def _read_error(root: Path, path: Path, problem: str, **facts: object) -> BuildReadError:
+    return BuildReadError(directory=str(root), path=str(path), problem=problem, **facts)

@@ -85,7 +85,7 @@ def tokenizer_spec(config: object, kind: TokenizerKind, index: int) -> Tokenizer
         )
     if not path.lower().endswith(_EXTENSIONS[kind]):
         raise TokenizerValidationError.unsupported_format(index=index, path=path, method=kind)
-    abs_path = resolve(path)
+    abs_path = resolve(path, f"tokenizer[{index}].path")
     if not abs_path.is_file():
         raise MintDimFileNotFoundError(context="tokenizer", path=path)
     engine = "reference" if config.get("engine") is None else config["engine"]
