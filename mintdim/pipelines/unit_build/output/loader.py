@@ -233,12 +233,15 @@ class UnitLoader:
         sample_ids, lengths = build.unit_columns(planned.unit_size)
         shards, rows = np.divmod(planned.positions, build.samples_per_shard)
         starts = np.flatnonzero(np.diff(shards)) + 1
+        # Every batch read of this plan hands out these two arrays: nobody may change them.
+        ids, counts = sample_ids[planned.positions], lengths[planned.positions]
+        ids.flags.writeable = counts.flags.writeable = False
         return _Read(
             planned=planned,
             shards=tuple(shards[np.r_[0, starts]].tolist()) if shards.size else (),
             rows=tuple(np.split(rows, starts)) if shards.size else (),
-            sample_ids=sample_ids[planned.positions],
-            lengths=lengths[planned.positions],
+            sample_ids=ids,
+            lengths=counts,
         )
 
     def _read(self, read: _Read, position: int) -> UnitBatch:
