@@ -431,9 +431,13 @@ def _resume(target: UnitLoader, state: dict) -> None:
         if state.get(key) != current:
             raise LoaderStateError(key=key, saved=state.get(key), current=current)
     epoch, position = state.get("epoch"), state.get("position")
-    if not (isinstance(epoch, int) and isinstance(position, int) and epoch >= 0 and position >= 0):
-        raise LoaderStateError(key="position", saved=[epoch, position], current=None)
-    target.epoch, target.position = epoch, position
+    if not (isinstance(epoch, int) and epoch >= 0):
+        raise LoaderStateError(key="epoch", saved=epoch, current=None)
+    target.set_epoch(epoch)
+    # A place past the epoch's end would silently start the epoch over.
+    if not (isinstance(position, int) and 0 <= position <= len(target)):
+        raise LoaderStateError(key="position", saved=position, current=len(target))
+    target.position = position
 
 
 def _get(state: object, key: str) -> object:
