@@ -43,10 +43,11 @@ def validate(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpec, En
     units = unit_settings(config.sizes, config.build_batch, count)
     dirs = output_validate.output_dirs(config.output_dir, count)
     shard_sizes = output_validate.samples_per_shard(config.samples_per_shard, count)
+    places = [same_place_key(spec.abs_path, "tokenizer.path") for spec in tokenizers]
     settings = [
         {
             # Two spellings of one tokenizer file are one tokenizer.
-            "tokenizer": f"{tokenizers[i].kind}: {same_place_key(tokenizers[i].abs_path)}",
+            "tokenizer": f"{tokenizers[i].kind}: {places[i]}",
             "units.sizes": str(list(units[i][0])),
             "output.samples_per_shard": str(shard_sizes[i]),
         }
@@ -78,7 +79,7 @@ def validate(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpec, En
     outputs = tuple(
         OutputPlan(
             path=dirs[members[0]],
-            abs_path=str(resolve(dirs[members[0]])),
+            abs_path=str(resolve(dirs[members[0]], "output.dir")),
             tokenizer=tokenizers[members[0]],
             info=infos[tokenizers[members[0]]],
             sizes=units[members[0]][0],
