@@ -11,8 +11,7 @@ import orjson
 
 from mintdim.pipelines.unit_build.contracts import TokenizerSpec
 from mintdim.pipelines.unit_build.output import sample_index, stats
-from mintdim.pipelines.unit_build.output.reader import UnitBuild, open_build
-from mintdim.pipelines.unit_build.output.verify import require_build
+from mintdim.pipelines.unit_build.output.reader import UnitBuild, open_build, require_build
 from mintdim.pipelines.unit_build.tokenizer import load_encoder
 from mintdim.shared.errors import MintDimError, NotABuildError
 from mintdim.shared.human import human_bytes
@@ -227,7 +226,9 @@ def _sample(build: UnitBuild, sample_id: int) -> None:
 def _decoded(build: UnitBuild, tokens: list[int]) -> str:
     tokenizer = build.manifest["tokenizer"]
     path = tokenizer["path"]
-    spec = TokenizerSpec(kind=tokenizer["type"], path=path, abs_path=str(resolve(path)))
+    spec = TokenizerSpec(
+        kind=tokenizer["type"], path=path, abs_path=str(resolve(path, "manifest tokenizer.path"))
+    )
     if not Path(spec.abs_path).is_file():
         return _T["no_tokenizer"].render(reason=f"{path} not found from {Path.cwd()}")
     try:

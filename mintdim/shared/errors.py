@@ -68,6 +68,17 @@ def error_classes() -> tuple[type[MintDimError], ...]:
     return tuple(_REGISTRY)
 
 
+def current_directory() -> str:
+    """The working directory; when it was deleted, its former path and " (deleted)", never a crash."""
+    try:
+        return os.getcwd()
+    except FileNotFoundError:
+        try:  # Linux keeps the deleted directory's path, marked " (deleted)"
+            return os.readlink("/proc/self/cwd")
+        except OSError:
+            return f"{os.environ.get('PWD', '?')} (deleted)"
+
+
 def format_location(file: str, line: int) -> str:
     """Return ``file:line`` with the path exactly as the user declared it."""
     return f"{file}:{line}"
@@ -342,7 +353,7 @@ class MintDimFileNotFoundError(MintDimError, FileNotFoundError):
 
     def _check(self) -> None:
         if self.cwd is None:
-            self.cwd = os.getcwd()
+            self.cwd = current_directory()
 
     def _exception_args(self) -> tuple[object, ...]:
         return (errno.ENOENT, os.strerror(errno.ENOENT), self.path)
@@ -460,8 +471,8 @@ class TokenizerValidationError(MintDimError, ValueError):
         "unk_id và pad_id được lấy từ thư viện tokenizer.",
     )
     _OPTIONS = Bilingual(
-        "The allowed keys are path, encode, append_eos, pad_fallback and unk_fallback.",
-        "Các key được phép: path, encode, append_eos, pad_fallback và unk_fallback.",
+        "The allowed keys are path, engine, encode, append_eos, pad_fallback and unk_fallback.",
+        "Các key được phép: path, engine, encode, append_eos, pad_fallback và unk_fallback.",
     )
     _CONFIG_PROBLEMS: ClassVar[dict[str, Bilingual]] = {
         "not_dict": Bilingual(
@@ -497,6 +508,13 @@ class TokenizerValidationError(MintDimError, ValueError):
 
     examples = (
         {"component": "config", "problem": "unknown_keys", "index": 0, "got": ["pad_id"]},
+        {
+            "component": "config",
+            "problem": "bad_option",
+            "index": 0,
+            "got": "turbo",
+            "option": "engine",
+        },
         {
             "component": "config",
             "problem": "bad_option",
@@ -598,12 +616,16 @@ class TokenizerValidationError(MintDimError, ValueError):
             yield (
                 Bilingual("Options", "Tùy chọn"),
                 Bilingual(
+                    '- engine: "reference" (the default: the tokenizer\'s own library) or "fast" '
+                    "(gigatoken, parity-checked against the reference while it runs)\n"
                     '- encode: "whole" or "segments" (stores segment spans)\n'
                     "- append_eos: true or false\n"
                     '- pad_fallback: "eos", "unk" or a token of the tokenizer, used only when '
                     "the library has no PAD\n"
                     '- unk_fallback: "eos", a token of the tokenizer, or "none", used only when '
                     "the library has no UNK",
+                    '- engine: "reference" (mặc định: thư viện của chính tokenizer) hoặc "fast" '
+                    "(gigatoken, được đối chiếu với engine tham chiếu trong lúc chạy)\n"
                     '- encode: "whole" hoặc "segments" (lưu span của segment)\n'
                     "- append_eos: true hoặc false\n"
                     '- pad_fallback: "eos", "unk" hoặc một token của tokenizer, chỉ dùng khi '
@@ -964,6 +986,14 @@ class UnitValidationError(MintDimError, ValueError):
             "must be a list of positive integers (one shared, or one per file)",
             "phải là list các số nguyên dương (một giá trị dùng chung, hoặc mỗi file một giá trị)",
         ),
+        "too_large": Bilingual(
+            "must be at most 16,777,216 (2**24): every sample of a unit is stored as unit_size "
+            "slots, so one record of a larger unit would take more than 64 MiB, far beyond any "
+            "model's context",
+            "phải nhỏ hơn hoặc bằng 16,777,216 (2**24): mỗi mẫu của một unit được lưu thành "
+            "unit_size ô, nên một bản ghi của unit lớn hơn sẽ chiếm hơn 64 MiB, vượt xa ngữ cảnh "
+            "của mọi mô hình",
+        ),
     }
 
     key: str
@@ -971,7 +1001,10 @@ class UnitValidationError(MintDimError, ValueError):
     rule: str = _choice(_PROBLEMS)
 
     summary = Bilingual("Invalid unit config.", "Unit config không hợp lệ.")
-    examples = ({"key": "units.sizes[0][1]", "value": 128, "rule": "ascending"},)
+    examples = (
+        {"key": "units.sizes[0][1]", "value": 128, "rule": "ascending"},
+        {"key": "units.sizes[0][3]", "value": 2**40, "rule": "too_large"},
+    )
 
     def _sections(self) -> Iterator[Any]:
         yield (
@@ -1388,6 +1421,93 @@ class TokenizerEncodeError(MintDimError, RuntimeError):
         )
 
 
+class TokenizerParityError(MintDimError, RuntimeError):
+    """Raised when the fast engine's ids for a text differ from the reference library's.
+
+    The parity guard compares them at validation (the bundled parity corpus and the first batch
+    of each file) and during the build (a deterministic sample of rows); the build stops at the
+    first difference and writes no manifest.
+    """
+
+    _FOUND: ClassVar[dict[str, Bilingual]] = {
+        "parity_corpus": Bilingual(
+            "at validation, in MintDim's bundled parity corpus",
+            "khi kiểm tra cấu hình, trong bộ văn bản đối chiếu đi kèm MintDim",
+        ),
+        "first_batch": Bilingual(
+            "at validation, in the first batch of your data",
+            "khi kiểm tra cấu hình, trong batch đầu tiên của dữ liệu của bạn",
+        ),
+        "build": Bilingual(
+            "during the build, in a row re-encoded by the reference library",
+            "trong lúc build, ở một dòng được thư viện tham chiếu tokenize lại",
+        ),
+    }
+
+    stage: str = _choice(_FOUND)
+    file: str
+    line: int
+    path: str
+    engine_version: str
+    position: int
+    """Index of the first token that differs (or where one sequence ends)."""
+    window_start: int
+    """Index of the first token shown in ``reference`` and ``fast``."""
+    reference: list[int]
+    fast: list[int]
+
+    summary = Bilingual(
+        "The fast engine's token ids differ from the reference library's.",
+        "Token id của engine nhanh khác với thư viện tham chiếu.",
+    )
+    examples = (
+        {
+            "stage": "build",
+            "file": "./data/alpaca.jsonl",
+            "line": 18291,
+            "path": "./tokenizer/tokenizer.json",
+            "engine_version": "gigatoken 0.10.0",
+            "position": 7,
+            "window_start": 0,
+            "reference": [1212, 318, 257, 1332, 13, 198, 198, 21017, 220, 50256],
+            "fast": [1212, 318, 257, 1332, 13, 198, 198, 50256, 220, 50256],
+        },
+    )
+
+    def _sections(self) -> Iterator[Any]:
+        yield _H.SAMPLE, format_location(self.file, self.line)
+        yield "Tokenizer", self.path
+        yield Bilingual("Found", "Phát hiện"), self._FOUND[self.stage]
+        yield (
+            Bilingual("First difference", "Khác biệt đầu tiên"),
+            Bilingual("token {position}", "token thứ {position}"),
+        )
+        shown = Bilingual("from token {window_start}: {ids}", "từ token thứ {window_start}: {ids}")
+        yield (
+            Bilingual("Reference library", "Thư viện tham chiếu"),
+            _say(shown, ids=self.reference),
+        )
+        yield (
+            Bilingual("Fast engine ({engine_version})", "Engine nhanh ({engine_version})"),
+            _say(shown, ids=self.fast),
+        )
+        yield (
+            _H.FIX,
+            Bilingual(
+                '- switch to the reference engine: {{"path": ..., "engine": "reference"}} in '
+                "Python, tokenizer.engine=reference with the runner (or leave engine out: "
+                "reference is the default)\n"
+                "- nothing was finished: no manifest.json was written\n"
+                "- please report this sample with the tokenizer file and the engine version",
+                '- chuyển sang engine tham chiếu: {{"path": ..., "engine": "reference"}} trong '
+                "Python, tokenizer.engine=reference với runner (hoặc bỏ key engine: mặc định là "
+                "reference)\n"
+                "- chưa có gì hoàn tất: manifest.json không được ghi\n"
+                "- hãy báo lại mẫu này kèm file tokenizer và phiên bản engine",
+            ),
+        )
+
+
 class UnknownPipelineError(MintDimError, ValueError):
     """Raised by ``pipeline(name)`` when no pipeline is registered under ``name``."""
 
@@ -1771,6 +1891,67 @@ class SweepOutputError(MintDimError, FileExistsError):
         )
 
 
+class PathError(MintDimError, ValueError):
+    """Raised when a declared path cannot name a file on this system at all."""
+
+    _PROBLEMS: ClassVar[dict[str, Bilingual]] = {
+        "nul": Bilingual(
+            "it contains a NUL character (\\x00), which no file name can hold",
+            "nó chứa ký tự NUL (\\x00), không tên file nào chứa được",
+        ),
+        "unencodable": Bilingual(
+            "it holds a character the file system encoding cannot store (a lone surrogate such "
+            "as \\ud800): {detail}",
+            "nó chứa ký tự mà bảng mã của hệ thống file không lưu được (một surrogate đơn lẻ "
+            "như \\ud800): {detail}",
+        ),
+        "component_too_long": Bilingual(
+            "the name {detail!r} is longer than 255 bytes, the limit of one file or directory name",
+            "tên {detail!r} dài hơn 255 byte, giới hạn của một tên file hoặc thư mục",
+        ),
+        "too_long": Bilingual(
+            "the whole path is {detail} bytes, at or above the system limit of 4096",
+            "cả đường dẫn dài {detail} byte, bằng hoặc vượt giới hạn 4096 của hệ thống",
+        ),
+        "cwd_gone": Bilingual(
+            "it is relative, and the current directory no longer exists: {detail}",
+            "đây là đường dẫn tương đối, và thư mục hiện tại không còn tồn tại: {detail}",
+        ),
+    }
+
+    key: str
+    path: str
+    problem: str = _choice(_PROBLEMS)
+    detail: str = ""
+
+    summary = Bilingual(
+        "A declared path cannot name a file.", "Một đường dẫn đã khai báo không thể là tên file."
+    )
+    examples = (
+        {"key": "output.dir[0]", "path": "./out\x00", "problem": "nul"},
+        {
+            "key": "source.files[0]",
+            "path": "data.jsonl",
+            "problem": "cwd_gone",
+            "detail": "/tmp/job (deleted)",
+        },
+    )
+
+    def _sections(self) -> Iterator[Any]:
+        yield Bilingual("Key", "Khóa"), self.key
+        yield Bilingual("Path", "Đường dẫn"), ascii(self.path)
+        yield _H.PROBLEM, self._PROBLEMS[self.problem]
+        yield (
+            _H.FIX,
+            Bilingual(
+                "give a path of printable characters, each name at most 255 bytes; run from an "
+                "existing directory or give an absolute path",
+                "hãy đưa đường dẫn gồm các ký tự in được, mỗi tên tối đa 255 byte; chạy từ một "
+                "thư mục đang tồn tại hoặc dùng đường dẫn tuyệt đối",
+            ),
+        )
+
+
 class InputChangedError(MintDimError, RuntimeError):
     """Raised at the end of a build when an input file changed, or went, while it was read."""
 
@@ -1965,10 +2146,98 @@ class LoaderStateError(MintDimError, ValueError):
         )
 
 
+class BuildReadError(MintDimError, ValueError):
+    """Raised by ``open_build`` when a file of a finished build is damaged or of another version."""
+
+    _PROBLEMS: ClassVar[dict[str, Bilingual]] = {
+        "manifest_json": Bilingual(
+            "manifest.json is not a JSON object: {detail}",
+            "manifest.json không phải JSON object: {detail}",
+        ),
+        "manifest_field": Bilingual(
+            "manifest.json lacks a field this reader needs: {detail}",
+            "manifest.json thiếu field mà bộ đọc cần: {detail}",
+        ),
+        "status": Bilingual(
+            'the manifest\'s status is {detail}, not "complete"',
+            'status của manifest là {detail}, không phải "complete"',
+        ),
+        "version": Bilingual(
+            "format_version {detail}; this MintDim reads format_version {known}",
+            "format_version {detail}; bản MintDim này đọc format_version {known}",
+        ),
+        "missing_file": Bilingual(
+            "a file the manifest lists is missing", "một file mà manifest liệt kê bị thiếu"
+        ),
+        "short_shard": Bilingual(
+            "{size} bytes is not a whole number of {record_bytes}-byte records",
+            "{size} byte không phải một số nguyên record {record_bytes} byte",
+        ),
+        "unit_index": Bilingual(
+            "the unit index is not a readable index of this format: {detail}",
+            "unit index không phải index đọc được của định dạng này: {detail}",
+        ),
+    }
+    _FIXES: ClassVar[dict[str, Bilingual]] = {
+        "version": Bilingual(
+            "read it with the MintDim version that wrote it (manifest.json names it), "
+            "or build it again with this one",
+            "hãy đọc bằng phiên bản MintDim đã ghi nó (manifest.json ghi tên phiên bản), "
+            "hoặc build lại bằng phiên bản này",
+        ),
+    }
+    _DAMAGED_FIX = Bilingual(
+        "the build is damaged: run `mintdim verify {directory}` to list every problem, then "
+        "build it again (or restore the directory from a good copy)",
+        "bản build bị hỏng: chạy `mintdim verify {directory}` để liệt kê mọi vấn đề, rồi build "
+        "lại (hoặc khôi phục thư mục từ một bản sao tốt)",
+    )
+
+    directory: str
+    path: str
+    problem: str = _choice(_PROBLEMS)
+    detail: str = ""
+    known: int = 0
+    size: int = 0
+    record_bytes: int = 0
+
+    summary = Bilingual(
+        "A file of the build cannot be read.", "Không đọc được một file của bản build."
+    )
+    examples = (
+        {
+            "directory": "./artifacts/instruction_units",
+            "path": "./artifacts/instruction_units/manifest.json",
+            "problem": "manifest_json",
+            "detail": "unexpected end of data: line 1 column 4093 (char 4092)",
+        },
+        {
+            "directory": "./artifacts/instruction_units",
+            "path": "./artifacts/instruction_units/unit_256/shard_000003.bin",
+            "problem": "short_shard",
+            "size": 1000000,
+            "record_bytes": 512,
+        },
+        {
+            "directory": "./artifacts/instruction_units",
+            "path": "./artifacts/instruction_units/manifest.json",
+            "problem": "version",
+            "detail": "7",
+            "known": 2,
+        },
+    )
+
+    def _sections(self) -> Iterator[Any]:
+        yield Bilingual("File", "File"), self.path
+        yield _H.PROBLEM, self._PROBLEMS[self.problem]
+        yield _H.FIX, self._FIXES.get(self.problem, self._DAMAGED_FIX)
+
+
 __all__ = [
     "LANGUAGES",
     "MappingError",
     "MintDimError",
+    "current_directory",
     "error_classes",
     "format_location",
     "get_language",

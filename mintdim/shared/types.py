@@ -8,6 +8,7 @@ __all__ = [
     "ENCODE_MODES",
     "OVERFLOW_POLICIES",
     "EncodeMode",
+    "Engine",
     "OverflowPolicy",
     "TokenizerKind",
 ]
@@ -22,3 +23,6 @@ ENCODE_MODES: tuple[EncodeMode, ...] = ("whole", "segments")
 OverflowPolicy = Literal["abort", "skip", "truncate", "extend"]
 """What ``run(on_overflow=...)`` does with a sample longer than the largest unit."""
 OVERFLOW_POLICIES: tuple[OverflowPolicy, ...] = ("abort", "skip", "truncate", "extend")
+
+Engine = Literal["reference", "fast"]
+"""Which code encodes: the tokenizer's own library (``reference``) or gigatoken (``fast``)."""

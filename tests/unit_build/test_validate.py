@@ -631,10 +631,10 @@ def test_declared_pad_id_matches_the_catalogue(cwd, sp_model):
             {"path": "PATH", "vocab": "x"},
             "unknown_keys",
             ["vocab"],
-            "tokenizer config has unknown keys: ['vocab']. "
-            "The allowed keys are path, encode, append_eos, pad_fallback and unk_fallback.",
-            "config tokenizer có key không hợp lệ: ['vocab']. "
-            "Các key được phép: path, encode, append_eos, pad_fallback và unk_fallback.",
+            "tokenizer config has unknown keys: ['vocab']. The allowed keys are path, engine, "
+            "encode, append_eos, pad_fallback and unk_fallback.",
+            "config tokenizer có key không hợp lệ: ['vocab']. Các key được phép: path, engine, "
+            "encode, append_eos, pad_fallback và unk_fallback.",
         ),
     ],
 )

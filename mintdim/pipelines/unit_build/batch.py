@@ -1,4 +1,5 @@
-"""One batch, start to end of the expensive part: parse -> render -> hash -> encode -> assign -> pad.
+"""One batch, start to end of the expensive part: parse -> render -> hash -> encode -> (parity
+guard) -> assign -> pad.
 
 This is the work a worker process does (or the main process, with one worker). It returns
 everything the writer needs in bulk form, including pre-formatted index fragments, so the main
@@ -24,9 +25,15 @@ from mintdim.pipelines.unit_build.output.sample_index import sample_parts
 from mintdim.pipelines.unit_build.output.unk_index import unk_part
 from mintdim.pipelines.unit_build.segments import append_eos, stops_by_segments, stops_from_starts
 from mintdim.pipelines.unit_build.source.jsonl import ParsedLines, RawBatch, parse_lines
-from mintdim.pipelines.unit_build.tokenizer import Encoder, load_encoder
+from mintdim.pipelines.unit_build.tokenizer import Encoder, load_encoder, parity
+from mintdim.pipelines.unit_build.tokenizer.fast import FastEncoder
 from mintdim.pipelines.unit_build.units.planner import assign_units, first_overflow, padded_rows
-from mintdim.shared.errors import MintDimError, TokenizerEncodeError, UnitOverflowError
+from mintdim.shared.errors import (
+    MintDimError,
+    TokenizerEncodeError,
+    TokenizerParityError,
+    UnitOverflowError,
+)
 
 __all__ = ["EXTEND", "BatchEncoder", "EncodedBatch", "Overflow"]
 
@@ -80,6 +87,8 @@ class EncodedBatch:
     extend_facts: list[tuple[str, str, int, str]]
     """``(hash, source JSON, line, empty fields JSON)`` of each ``EXTEND`` sample, for its index
     line."""
+    parity_rows: int
+    """Rows the parity guard re-encoded with the reference library (0 for the reference engine)."""
     error: MintDimError | None
     """The first failing sample's error; samples before it are still reported."""
 
@@ -118,29 +127,38 @@ class BatchEncoder:
         parsed = parse_lines(raw, file)
         utf8 = [text.encode("utf-8") for text in parsed.texts]
         flat, lengths, stops = self._encode(encoder, file, parsed, utf8)
+        # The guard compares whole-text encodings; segments mode encodes with the reference.
+        checked, mismatch = (
+            _parity(encoder, raw, parsed, utf8, flat, lengths, file.path)
+            if file.tokenizer.encode is None
+            else (0, None)
+        )
         if output.info.eos_id is not None:
             flat, lengths = append_eos(flat, lengths, output.info.eos_id)
             if stops is not None:
                 stops = np.column_stack([stops, lengths])
         sizes = np.asarray(file.sizes, dtype=np.int64)
         units = assign_units(lengths, sizes)
-        error = parsed.error
-        overflows: list[Overflow] = []
-        full = lengths
-        if units.max(initial=0) >= sizes.size:
-            keep, lengths, units, overflows, overflow_error = _overflow(
-                self.plan.on_overflow, file, parsed.line_numbers, full, units, sizes
-            )
-            error = overflow_error or error  # the overflowing sample comes before any later line
-            flat = flat[_token_mask(full, keep, lengths)]
-            lengths, units = lengths[keep], units[keep]
+        keep, kept_lengths, units, overflows, error = _overflow(
+            self.plan.on_overflow, file, parsed.line_numbers, lengths, units, sizes
+        )
+        error = error or parsed.error  # an overflow comes before any later bad line
+        if mismatch is not None and keep[mismatch[0] :].any():
+            # The fast engine disagreed at this row: the build stops there, nothing after it kept.
+            position, error = mismatch
+            keep[position:] = False
+            stop_line = parsed.line_numbers[position]
+            overflows = [o for o in overflows if o.line < stop_line]
+        lines, values = parsed.line_numbers, parsed.values
+        if not keep.all() or (kept_lengths != lengths).any():
+            flat = flat[_token_mask(lengths, keep, kept_lengths)]
             if stops is not None:
-                stops = np.minimum(stops[keep], lengths[:, None])
-            utf8 = list(itertools.compress(utf8, keep.tolist()))
-            lines = list(itertools.compress(parsed.line_numbers, keep.tolist()))
-            values = list(itertools.compress(parsed.values, keep.tolist()))
-        else:
-            lines, values = parsed.line_numbers, parsed.values
+                stops = np.minimum(stops[keep], kept_lengths[keep][:, None])
+            utf8, lines, values = (
+                list(itertools.compress(column, keep.tolist())) for column in (utf8, lines, values)
+            )
+            units = units[keep]
+        lengths = kept_lengths[keep]
         digests = b"".join([hashlib.sha256(data).digest() for data in utf8])
         # One hex conversion for the batch, sliced per sample, is ten times cheaper than n calls.
         hex_all = digests.hex()
@@ -192,6 +210,7 @@ class BatchEncoder:
             extend_facts=[
                 (hexes[i], source, lines[i], empty[i]) for i in np.flatnonzero(units == EXTEND)
             ],
+            parity_rows=checked,
             error=error,
         )
 
@@ -207,8 +226,10 @@ class BatchEncoder:
                 flat, lengths, starts = encoder.encode_batch_starts(parsed.texts, utf8)
                 unit = encoder.offset_unit
                 return flat, lengths, stops_from_starts(file, parsed.values, lengths, starts, unit)
+            # Segments are short texts no parity guard sees: the reference library encodes them.
+            reference = getattr(encoder, "reference", encoder)
             return stops_by_segments(
-                file, parsed.values, self._literals(encoder, file), encoder.encode_batch
+                file, parsed.values, self._literals(reference, file), reference.encode_batch
             )
 
     def _literals(self, encoder: Encoder, file: FilePlan) -> list[np.ndarray]:
@@ -250,8 +271,10 @@ def _overflow(
     The counts and units are still per original sample; the caller applies ``keep``.
     """
     over = units >= sizes.size
-    largest = int(sizes[-1])
     keep = np.ones(lengths.size, dtype=bool)
+    if not over.any():
+        return keep, lengths, units, [], None
+    largest = int(sizes[-1])
     lengths, units = lengths.copy(), units.copy()
     if policy == "abort":
         first = first_overflow(units, sizes.size)
@@ -305,6 +328,38 @@ def _empty_fields(fields: tuple[str, ...], values: list[tuple[str, ...]]) -> lis
 
     # Most samples have no empty field: one C-level test each, the names only when needed.
     return ["[]" if "" not in sample else listed(sample) for sample in values]
+
+
+def _parity(
+    encoder: Encoder,
+    raw: RawBatch,
+    parsed: ParsedLines,
+    utf8: list[bytes],
+    flat: np.ndarray,
+    lengths: np.ndarray,
+    file: str,
+) -> tuple[int, tuple[int, TokenizerParityError] | None]:
+    """The parity guard during the build (tokenizer/parity.py): ``(rows checked, (position of
+    the first row whose ids differ, its error) or None)``."""
+    if not isinstance(encoder, FastEncoder):
+        return 0, None
+    rows = parity.build_rows(len(utf8), first_batch=raw.first_line == 1).tolist()
+    ends = np.cumsum(lengths)
+    sampled = (
+        np.concatenate([flat[ends[r] - lengths[r] : ends[r]] for r in rows]) if rows else flat[:0],
+        lengths[rows],
+    )
+    error = parity.check(
+        encoder,
+        [parsed.texts[r] for r in rows],
+        [utf8[r] for r in rows],
+        sampled,
+        [(file, parsed.line_numbers[r]) for r in rows],
+        "build",
+    )
+    if error is None:
+        return len(rows), None
+    return len(rows), (parsed.line_numbers.index(error.line), error)
 
 
 def _unk_parts(

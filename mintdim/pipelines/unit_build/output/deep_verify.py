@@ -57,7 +57,7 @@ def deep_check(root: Path, content: dict, report: VerifyReport) -> None:
         plan = FilePlan(
             index=index,
             path=path,
-            abs_path=str(resolve(path)),
+            abs_path=str(resolve(path, f"manifest source.files[{index}]")),
             fields=tuple(source["fields"][index]),
             template=parse_template(source["templates"][index], index),
             tokenizer=encoder.spec,
@@ -85,7 +85,7 @@ def _encoder(content: dict, report: VerifyReport) -> Encoder | None:
     spec = TokenizerSpec(
         kind=tokenizer["type"],
         path=tokenizer["path"],
-        abs_path=str(resolve(tokenizer["path"])),
+        abs_path=str(resolve(tokenizer["path"], "manifest tokenizer.path")),
         encode=tokenizer["encode"] if content["segment_spans"]["stored"] else None,
         append_eos=tokenizer["append_eos"],
         pad_fallback=tokenizer["pad_fallback"],

@@ -79,6 +79,7 @@ class OutputDirectory:
         self._stats = stats.StatsCounter(plan.sizes, policy)
         self._sizes = np.zeros(0, dtype=np.int64)
         """Each writer's unit size: the planned ones, then those ``extend`` adds."""
+        self._parity_rows = 0
 
     def create(self) -> None:
         """Create the directory (validated absent or empty), its unit folders and index files."""
@@ -152,6 +153,7 @@ class OutputDirectory:
         self._duplicates.add(batch.digests)
         self._stats.add(batch.token_counts, units, batch.blank_lines, batch.unk_tokens)
         self._stats.overflow(len(batch.overflows))
+        self._parity_rows += batch.parity_rows
         self._next_id += batch.sample_count
 
     def _place_extended(self, batch: EncodedBatch) -> np.ndarray:
@@ -226,6 +228,7 @@ class OutputDirectory:
                 self._audit_digests(),
                 self._extended_sizes(),
                 self._stats.policy,
+                self._parity_rows,
             ),
         )
         return content
@@ -284,8 +287,9 @@ def empty_unit_text(size: int) -> str:
 
 
 def _failed_text(error: BaseException) -> str:
-    if isinstance(error, MintDimError):
-        message = Bilingual(en=error.message("en"), vi=error.message("vi"))
-    else:
-        message = f"{type(error).__name__}: {error}"
-    return FAILED_TEXT.both(message=message) + "\n"
+    if not isinstance(error, MintDimError):
+        return FAILED_TEXT.both(message=f"{type(error).__name__}: {error}") + "\n"
+    # Each language filled in with its own message as a plain value: a message may hold braces
+    # (a template, a JSON config), which a nested Bilingual would take for fields.
+    en, vi = (FAILED_TEXT.render(lang, message=error.message(lang)) for lang in ("en", "vi"))
+    return f"{en}\n\n{vi}\n"

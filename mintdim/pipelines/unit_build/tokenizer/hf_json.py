@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import tokenizers
 from tokenizers import Tokenizer
 
 from mintdim.pipelines.unit_build.contracts import TokenizerSpec
@@ -27,6 +28,8 @@ class HFJsonEncoder:
 
     offset_unit = "chars"
     """``encode_batch_starts`` reports offsets in characters of the Python string."""
+    engine = "reference"
+    engine_version = f"tokenizers {tokenizers.__version__}"
 
     def __init__(self, spec: TokenizerSpec) -> None:
         self.spec = spec

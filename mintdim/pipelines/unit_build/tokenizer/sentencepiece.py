@@ -17,6 +17,8 @@ class SentencePieceEncoder:
 
     offset_unit = "bytes"
     """``encode_batch_starts`` reports UTF-8 byte offsets (the texts are passed as bytes)."""
+    engine = "reference"
+    engine_version = f"sentencepiece {spm.__version__}"
 
     def __init__(self, spec: TokenizerSpec) -> None:
         self.spec = spec
@@ -54,6 +56,10 @@ class SentencePieceEncoder:
         # piece_to_id answers unk_id for a piece it does not know: check the round trip.
         piece_id = self._sp.piece_to_id(piece)
         return piece_id if self._sp.id_to_piece(piece_id) == piece else None
+
+    def is_control(self, token_id: int) -> bool:
+        """Whether a piece is a control symbol (``<s>``, ``</s>``): never matched in text."""
+        return self._sp.is_control(token_id)
 
     def encode(self, text: str) -> list[int]:
         """Token ids of one text."""

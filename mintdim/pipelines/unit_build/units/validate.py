@@ -1,4 +1,5 @@
-"""Unit checks: sizes are non-empty, positive, strictly ascending lists; build_batch positive ints."""
+"""Unit checks: sizes are non-empty, strictly ascending lists of positive ints up to MAX_UNIT_SIZE;
+build_batch positive ints."""
 
 from __future__ import annotations
 
@@ -7,7 +8,12 @@ from functools import partial
 from mintdim.pipelines.unit_build.rules import is_positive_int, per_file
 from mintdim.shared.errors import UnitMappingError, UnitValidationError
 
-__all__ = ["unit_settings"]
+__all__ = ["MAX_UNIT_SIZE", "unit_settings"]
+
+MAX_UNIT_SIZE = 1 << 24
+"""Largest unit size: a record holds unit_size slots, so 2**24 is already 64 MiB per uint32
+sample, and no model has a context that long. Far larger values (2**40) would otherwise pass
+validation and fail in numpy once the output directory exists."""
 
 
 def unit_settings(
@@ -27,6 +33,8 @@ def unit_settings(
             raise UnitValidationError(key=key, value=entry, rule="non_empty")
         for j, size in enumerate(entry):
             _positive_int(size, f"{key}[{j}]")
+            if size > MAX_UNIT_SIZE:
+                raise UnitValidationError(key=f"{key}[{j}]", value=size, rule="too_large")
         for j in range(1, len(entry)):
             if entry[j] <= entry[j - 1]:
                 raise UnitValidationError(key=f"{key}[{j}]", value=entry[j], rule="ascending")
