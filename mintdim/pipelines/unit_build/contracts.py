@@ -111,7 +111,9 @@ def _value_functions(
     terms = [repr(template.literals[0])]
     for name, literal in zip(template.placeholders, template.literals[1:], strict=True):
         terms += [f"v[{fields.index(name)}]", repr(literal)]
-    return get, eval("lambda v: " + " + ".join(terms))
+    if len(template.placeholders) <= _CHAINED_PLACEHOLDERS:
+        return get, eval("lambda v: " + " + ".join(terms))
+    return get, eval("lambda v: ''.join((" + ", ".join(terms) + ",))")
 
 
 @dataclass(frozen=True, slots=True)
