@@ -11,6 +11,7 @@ from mintdim.pipeline import pipeline
 from mintdim.pipelines.unit_build.contracts import BuildResult, OutputResult
 from mintdim.pipelines.unit_build.output.reader import UnitBuild, open_build
 from mintdim.pipelines.unit_build.tokenizer.validate import TemplateLiteralWarning
+from mintdim.pipelines.unit_build.units.optimal import UnitPlan, plan_units
 from mintdim.shared import errors as _errors
 from mintdim.shared.errors import *  # noqa: F403 - the error catalogue is public API
 
@@ -19,8 +20,10 @@ __all__ = [
     "OutputResult",
     "TemplateLiteralWarning",
     "UnitBuild",
+    "UnitPlan",
     "__version__",
     "open_build",
     "pipeline",
+    "plan_units",
     *_errors.__all__,
 ]

@@ -1,10 +1,16 @@
-"""Unit checks: sizes are non-empty, positive, strictly ascending lists; build_batch positive ints."""
+"""Unit checks: sizes are non-empty, positive, strictly ascending lists; build_batch positive ints;
+the exact planner's options (count or unit_cost, align, max_size, cost, the token counts)."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from mintdim.shared.errors import UnitMappingError, UnitValidationError
 
-__all__ = ["unit_settings"]
+__all__ = ["COSTS", "plan_options", "unit_settings"]
+
+COSTS = ("tokens", "attention")
+"""What a slot of a unit of size u costs in a plan: 1 (``tokens``) or u (``attention``)."""
 
 
 def unit_settings(
@@ -48,3 +54,47 @@ def _positive_int(value: object, key: str) -> None:
     # bool is an int subclass; True is not a size.
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise UnitValidationError(key=key, value=value, rule="positive_int")
+
+
+def plan_options(
+    token_counts: object,
+    count: object,
+    align: object,
+    max_size: object,
+    cost: object,
+    unit_cost: object,
+    prefix: str = "",
+) -> np.ndarray:
+    """Check the planner's arguments; return the token counts as a 1-D int64 array."""
+    if count is None:
+        if isinstance(unit_cost, bool) or not isinstance(unit_cost, int | float):
+            raise UnitValidationError(
+                key=f"{prefix}unit_cost", value=unit_cost, rule="count_or_cost"
+            )
+        if not unit_cost >= 0 or unit_cost == float("inf"):
+            raise UnitValidationError(
+                key=f"{prefix}unit_cost", value=unit_cost, rule="non_negative"
+            )
+    else:
+        _positive_int(count, f"{prefix}count")
+        if unit_cost is not None:
+            raise UnitValidationError(
+                key=f"{prefix}unit_cost", value=unit_cost, rule="count_or_cost"
+            )
+    _positive_int(align, f"{prefix}align")
+    if max_size is not None:
+        _positive_int(max_size, f"{prefix}max_size")
+        if max_size < align:
+            raise UnitValidationError(key=f"{prefix}max_size", value=max_size, rule="below_align")
+    if cost not in COSTS:
+        raise UnitValidationError(key=f"{prefix}cost", value=cost, rule="cost")
+    counts = np.asarray(token_counts)
+    if counts.ndim != 1 or not (counts.dtype.kind in "iu" or counts.size == 0):
+        raise UnitValidationError(key="token_counts", value=_described(counts), rule="counts")
+    if counts.size and counts.min() < 0:
+        raise UnitValidationError(key="token_counts", value=int(counts.min()), rule="counts")
+    return counts.astype(np.int64, copy=False)
+
+
+def _described(array: np.ndarray) -> str:
+    return f"array of shape {array.shape} and dtype {array.dtype}"
