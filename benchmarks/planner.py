@@ -17,7 +17,6 @@ import sys
 import time
 
 import numpy as np
-
 from _harness import loadavg, machine
 
 from mintdim import plan_units

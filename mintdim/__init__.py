@@ -8,7 +8,7 @@ a finished build back), the error classes (every one derives from ``MintDimError
 from mintdim import shared as _shared  # noqa: F401 - keeps `mintdim.shared` importable as attribute
 from mintdim._version import __version__
 from mintdim.pipeline import pipeline
-from mintdim.pipelines.unit_build.contracts import BuildResult, OutputResult
+from mintdim.pipelines.unit_build.contracts import BuildResult, LongSample, OutputResult, ScanResult
 from mintdim.pipelines.unit_build.output.reader import UnitBuild, open_build
 from mintdim.pipelines.unit_build.tokenizer.validate import TemplateLiteralWarning
 from mintdim.pipelines.unit_build.units.optimal import UnitPlan, plan_units
@@ -17,7 +17,9 @@ from mintdim.shared.errors import *  # noqa: F403 - the error catalogue is publi
 
 __all__ = [
     "BuildResult",
+    "LongSample",
     "OutputResult",
+    "ScanResult",
     "TemplateLiteralWarning",
     "UnitBuild",
     "UnitPlan",

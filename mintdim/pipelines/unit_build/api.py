@@ -11,9 +11,9 @@ import os
 from dataclasses import replace
 
 from mintdim.pipelines.unit_build.config import UnitBuildConfig
-from mintdim.pipelines.unit_build.contracts import BuildResult
-from mintdim.pipelines.unit_build.runtime import run_build
-from mintdim.pipelines.unit_build.validate import validate
+from mintdim.pipelines.unit_build.contracts import BuildResult, ScanResult
+from mintdim.pipelines.unit_build.runtime import run_build, run_scan
+from mintdim.pipelines.unit_build.validate import validate, validate_scan
 from mintdim.shared.errors import RunOptionError
 
 __all__ = ["UnitBuildPipeline"]
@@ -61,10 +61,23 @@ class UnitBuildPipeline:
         stderr; None shows it when stderr is a terminal.
         """
         count = _workers(workers)
-        if progress is not None and not isinstance(progress, bool):
-            raise RunOptionError(option="progress", value=progress, rule="bool")
+        _check_progress(progress)
         plan, encoders = validate(self._config)
         return run_build(plan, encoders, count, progress)
+
+    def scan(self, workers: int | None = None, progress: bool | None = None) -> ScanResult:
+        """Every sample's exact token count, by the build's own reader, template and tokenizer.
+
+        Writes nothing; the units and output steps may be omitted (``units.build_batch``, when
+        declared, sets the lines per batch). Costs about what a build costs minus hashing,
+        padding and writing. ``result.token_counts`` feeds ``mintdim.plan_units``;
+        ``result.longer_than(size)`` lists every sample a unit of ``size`` cannot hold.
+        ``workers`` and ``progress`` as in :meth:`run`.
+        """
+        count = _workers(workers)
+        _check_progress(progress)
+        plan, encoders = validate_scan(self._config)
+        return run_scan(plan, encoders, count, progress)
 
 
 class _SourceStep:
@@ -98,6 +111,11 @@ class _OutputStep:
     def dir(self, path: object = None, samples_per_shard: object = None) -> UnitBuildPipeline:
         """Output directory (or one per file) and records per shard (one shared or one per file)."""
         return self._job._with(output_dir=path, samples_per_shard=samples_per_shard)
+
+
+def _check_progress(progress: object) -> None:
+    if progress is not None and not isinstance(progress, bool):
+        raise RunOptionError(option="progress", value=progress, rule="bool")
 
 
 def _workers(workers: int | None) -> int:

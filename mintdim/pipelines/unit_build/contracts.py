@@ -18,8 +18,10 @@ __all__ = [
     "BuildPlan",
     "BuildResult",
     "FilePlan",
+    "LongSample",
     "OutputPlan",
     "OutputResult",
+    "ScanResult",
     "Template",
     "TokenizerInfo",
     "TokenizerSpec",
@@ -126,11 +128,11 @@ class FilePlan:
     tokenizer: TokenizerSpec
     """The tokenizer this file is encoded with."""
     sizes: tuple[int, ...]
-    """Unit sizes, strictly ascending."""
+    """Unit sizes, strictly ascending (empty in a scan's plan)."""
     build_batch: int
     """Raw lines per tokenizer batch; changes speed, never output."""
-    output_index: int
-    """Index into ``BuildPlan.outputs`` of the directory this file writes to."""
+    output_index: int | None
+    """Index into ``BuildPlan.outputs`` of the directory this file writes to (None in a scan)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +162,7 @@ class BuildPlan:
     files: tuple[FilePlan, ...]
     """Input files in declaration order."""
     outputs: tuple[OutputPlan, ...]
-    """Distinct output directories in order of first declaration."""
+    """Distinct output directories in order of first declaration (none in a scan's plan)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,3 +180,39 @@ class BuildResult:
     """What ``run()`` returns: one entry per output directory, in declaration order."""
 
     outputs: tuple[OutputResult, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LongSample:
+    """A sample longer than some size, where it is."""
+
+    file: str
+    """The input file exactly as declared."""
+    line: int
+    """1-based line in that file."""
+    token_count: int
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ScanResult:
+    """What ``scan()`` returns: every sample's exact token count, with where it came from."""
+
+    files: tuple[str, ...]
+    """Input files as declared, in order."""
+    by_file: tuple[np.ndarray, ...]
+    """Per input file, each sample's exact token count (int64) in line order."""
+    lines_by_file: tuple[np.ndarray, ...]
+    """Per input file, each sample's 1-based line (int64); blank lines hold no sample."""
+
+    @property
+    def token_counts(self) -> np.ndarray:
+        """Every sample's count, in input order across files."""
+        return np.concatenate(self.by_file) if self.by_file else np.empty(0, np.int64)
+
+    def longer_than(self, size: int) -> tuple[LongSample, ...]:
+        """Every sample with more than ``size`` tokens, in input order."""
+        found = []
+        for file, counts, lines in zip(self.files, self.by_file, self.lines_by_file, strict=True):
+            for position in np.flatnonzero(counts > size).tolist():
+                found.append(LongSample(file, int(lines[position]), int(counts[position])))
+        return tuple(found)

@@ -7,6 +7,9 @@
     output/dir.OutputDirectory      units/shard_writer shards, sample/unk indexes, digests, stats
     OutputDirectory.finish          duplicate_index, EMPTY_UNIT.md, stats, histogram, manifest last
 
+A scan (``run_scan``) is the same first two steps with ``batch.BatchCounter``, which stops after
+the tokenizer and keeps each sample's count and line: no output directory, nothing written.
+
 Validation (``validate.py``) has already run: nothing here re-checks configuration.
 """
 
@@ -17,13 +20,15 @@ import time
 from collections.abc import Iterator
 from contextlib import closing
 
+import numpy as np
 from tqdm import tqdm
 
-from mintdim.pipelines.unit_build.batch import BatchEncoder
+from mintdim.pipelines.unit_build.batch import BatchCounter, BatchEncoder
 from mintdim.pipelines.unit_build.contracts import (
     BuildPlan,
     BuildResult,
     OutputResult,
+    ScanResult,
     TokenizerSpec,
 )
 from mintdim.pipelines.unit_build.output.dir import OutputDirectory
@@ -33,7 +38,7 @@ from mintdim.pipelines.unit_build.workers import encode_in_order
 from mintdim.shared.errors import BuildInterruptedError
 from mintdim.shared.signals import sigterm_as_interrupt, stop_signals_ignored
 
-__all__ = ["run_build"]
+__all__ = ["run_build", "run_scan"]
 
 
 def run_build(
@@ -43,7 +48,7 @@ def run_build(
     progress: bool | None,
 ) -> BuildResult:
     """Build every output directory of a validated plan."""
-    bar = _Progress() if (sys.stderr.isatty() if progress is None else progress) else None
+    bar = _progress_bar(progress)
     log = bar.write if bar is not None else _stderr
     outputs = [
         OutputDirectory(out, [plan.files[i] for i in out.file_indexes], log) for out in plan.outputs
@@ -84,10 +89,51 @@ def _build(
     return tuple(OutputResult(o.plan.path, o.finish()) for o in outputs)
 
 
+def run_scan(
+    plan: BuildPlan,
+    encoders: dict[TokenizerSpec, Encoder],
+    workers: int,
+    progress: bool | None,
+) -> ScanResult:
+    """Every sample's exact token count and line, per file, from a validated (scan) plan."""
+    counts: list[list[np.ndarray]] = [[] for _ in plan.files]
+    lines: list[list[np.ndarray]] = [[] for _ in plan.files]
+    bar = _progress_bar(progress)
+    counter = BatchCounter(plan, encoders)
+    with sigterm_as_interrupt() as stop:
+        try:
+            with closing(encode_in_order(counter, _all_batches(plan), workers)) as counted:
+                for batch in counted:
+                    counts[batch.file_index].append(batch.token_counts)
+                    lines[batch.file_index].append(np.asarray(batch.line_numbers, np.int64))
+                    if bar is not None:
+                        bar.advance(batch.sample_count, int(batch.token_counts.sum()))
+                    if batch.error is not None:
+                        raise batch.error
+        except KeyboardInterrupt:
+            raise BuildInterruptedError(signal_name=stop.name) from None
+        finally:
+            if bar is not None:
+                bar.close()
+    return ScanResult(
+        files=tuple(f.path for f in plan.files),
+        by_file=tuple(_joined(parts) for parts in counts),
+        lines_by_file=tuple(_joined(parts) for parts in lines),
+    )
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(parts).astype(np.int64, copy=False) if parts else np.empty(0, np.int64)
+
+
 def _all_batches(plan: BuildPlan) -> Iterator[RawBatch]:
     # One stream across files keeps every worker busy at file boundaries.
     for file in plan.files:
         yield from read_raw_batches(file)
+
+
+def _progress_bar(progress: bool | None) -> _Progress | None:
+    return _Progress() if (sys.stderr.isatty() if progress is None else progress) else None
 
 
 def _stderr(line: str) -> None:

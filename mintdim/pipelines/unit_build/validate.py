@@ -3,9 +3,12 @@
 Order: completeness, then the shape and mapping of every block without touching the filesystem,
 then files and directories, then tokenizer loading and the template/tokenizer contract. Every
 check runs before the first byte is written; the first failing rule raises its named error.
+A scan (``validate_scan``) checks only what it reads: source, tokenizer and build_batch.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from mintdim.pipelines.unit_build.config import UnitBuildConfig
 from mintdim.pipelines.unit_build.contracts import (
@@ -19,11 +22,16 @@ from mintdim.pipelines.unit_build.output import validate as output_validate
 from mintdim.pipelines.unit_build.source import validate as source_validate
 from mintdim.pipelines.unit_build.tokenizer import Encoder, load_encoder
 from mintdim.pipelines.unit_build.tokenizer import validate as tokenizer_validate
-from mintdim.pipelines.unit_build.units.validate import unit_settings
+from mintdim.pipelines.unit_build.units.validate import build_batches, unit_settings
 from mintdim.shared.errors import PipelineValidationError, TokenizerMappingError
 from mintdim.shared.paths import resolve, same_place_key
 
-__all__ = ["validate"]
+__all__ = ["SCAN_BUILD_BATCH", "validate", "validate_scan"]
+
+SCAN_BUILD_BATCH = 4096
+"""Lines per batch of a scan whose job declares no ``units.build_batch``."""
+
+_SCAN_NEEDS = ("source.files", "source.fields", "source.templates", "tokenizer")
 
 
 def validate(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpec, Encoder]]:
@@ -51,9 +59,57 @@ def validate(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpec, En
     absolute = source_validate.check_files_exist(files)
     output_validate.check_directories_usable([dirs[members[0]] for members in groups])
 
-    encoders = {spec: load_encoder(spec) for spec in dict.fromkeys(tokenizers)}
-    infos = {spec: _info(encoder) for spec, encoder in encoders.items()}
     output_of = {i: g for g, members in enumerate(groups) for i in members}
+    file_plans, encoders = _file_plans(
+        files, absolute, schemas, tokenizers, units, lambda i: output_of[i]
+    )
+    outputs = tuple(
+        OutputPlan(
+            path=dirs[members[0]],
+            abs_path=str(resolve(dirs[members[0]])),
+            tokenizer=tokenizers[members[0]],
+            info=_info(encoders[tokenizers[members[0]]]),
+            sizes=units[members[0]][0],
+            samples_per_shard=shard_sizes[members[0]],
+            file_indexes=tuple(members),
+        )
+        for members in groups
+    )
+    return BuildPlan(files=file_plans, outputs=outputs), encoders
+
+
+def validate_scan(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpec, Encoder]]:
+    """Check what a scan reads (source, tokenizer, build_batch if declared): a plan with no outputs.
+
+    Units and output may be omitted; without ``units.build_batch`` the scan reads
+    ``SCAN_BUILD_BATCH`` lines per batch (a speed setting that never changes a count).
+    """
+    missing = [name for name in config.missing() if name in _SCAN_NEEDS]
+    if missing:
+        raise PipelineValidationError(missing=missing)
+    files = source_validate.source_files(config.files)
+    count = len(files)
+    schemas = source_validate.source_schemas(files, config.fields, config.templates)
+    tokenizers = _tokenizer_specs(config, count)
+    declared = [SCAN_BUILD_BATCH] if config.build_batch is None else config.build_batch
+    batches = build_batches(declared, count)
+    absolute = source_validate.check_files_exist(files)
+    file_plans, encoders = _file_plans(
+        files, absolute, schemas, tokenizers, [((), b) for b in batches], lambda i: None
+    )
+    return BuildPlan(files=file_plans, outputs=()), encoders
+
+
+def _file_plans(
+    files: list[str],
+    absolute: list[str],
+    schemas: list,
+    tokenizers: list[TokenizerSpec],
+    units: list[tuple[tuple[int, ...], int]],
+    output_of: Callable[[int], int | None],
+) -> tuple[tuple[FilePlan, ...], dict[TokenizerSpec, Encoder]]:
+    """Load each tokenizer once, check every template against it, and plan each file."""
+    encoders = {spec: load_encoder(spec) for spec in dict.fromkeys(tokenizers)}
     file_plans = tuple(
         FilePlan(
             index=i,
@@ -64,27 +120,15 @@ def validate(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpec, En
             tokenizer=tokenizers[i],
             sizes=units[i][0],
             build_batch=units[i][1],
-            output_index=output_of[i],
+            output_index=output_of(i),
         )
-        for i in range(count)
+        for i in range(len(files))
     )
     for plan in file_plans:
         tokenizer_validate.check_template_literals(
             encoders[plan.tokenizer], plan.template, plan.index
         )
-    outputs = tuple(
-        OutputPlan(
-            path=dirs[members[0]],
-            abs_path=str(resolve(dirs[members[0]])),
-            tokenizer=tokenizers[members[0]],
-            info=infos[tokenizers[members[0]]],
-            sizes=units[members[0]][0],
-            samples_per_shard=shard_sizes[members[0]],
-            file_indexes=tuple(members),
-        )
-        for members in groups
-    )
-    return BuildPlan(files=file_plans, outputs=outputs), encoders
+    return file_plans, encoders
 
 
 def _tokenizer_specs(config: UnitBuildConfig, count: int) -> list[TokenizerSpec]:

@@ -7,7 +7,7 @@ import numpy as np
 
 from mintdim.shared.errors import UnitMappingError, UnitValidationError
 
-__all__ = ["COSTS", "plan_options", "unit_settings"]
+__all__ = ["COSTS", "build_batches", "plan_options", "unit_settings"]
 
 COSTS = ("tokens", "attention")
 """What a slot of a unit of size u costs in a plan: 1 (``tokens``) or u (``attention``)."""
@@ -33,15 +33,20 @@ def unit_settings(
         for j in range(1, len(entry)):
             if entry[j] <= entry[j - 1]:
                 raise UnitValidationError(key=f"{key}[{j}]", value=entry[j], rule="ascending")
+    batches = build_batches(build_batch, file_count)
+    return [
+        (tuple(size_lists[i if len(size_lists) > 1 else 0]), batches[i]) for i in range(file_count)
+    ]
+
+
+def build_batches(build_batch: object, file_count: int) -> list[int]:
+    """Per file: raw lines per tokenizer batch."""
     if not isinstance(build_batch, list | tuple):
         raise UnitValidationError(key="units.build_batch", value=build_batch, rule="list_of_ints")
     batches = _mapped(build_batch, "build_batch", file_count)
     for i, value in enumerate(batches):
         _positive_int(value, f"units.build_batch[{i}]")
-    return [
-        (tuple(size_lists[i if len(size_lists) > 1 else 0]), batches[i if len(batches) > 1 else 0])
-        for i in range(file_count)
-    ]
+    return [batches[i if len(batches) > 1 else 0] for i in range(file_count)]
 
 
 def _mapped(value: list | tuple, name: str, file_count: int) -> list:
