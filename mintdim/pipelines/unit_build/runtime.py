@@ -34,8 +34,9 @@ from mintdim.pipelines.unit_build.contracts import (
 from mintdim.pipelines.unit_build.output.dir import OutputDirectory
 from mintdim.pipelines.unit_build.source.jsonl import RawBatch, read_raw_batches
 from mintdim.pipelines.unit_build.tokenizer import Encoder
+from mintdim.pipelines.unit_build.units.overflow import OverflowTally
 from mintdim.pipelines.unit_build.workers import encode_in_order
-from mintdim.shared.errors import BuildInterruptedError
+from mintdim.shared.errors import BuildInterruptedError, MintDimError, UnitOverflowError
 from mintdim.shared.signals import sigterm_as_interrupt, stop_signals_ignored
 
 __all__ = ["run_build", "run_scan"]
@@ -78,6 +79,7 @@ def _build(
     for output in outputs:
         output.create()
     encoder = BatchEncoder(plan, encoders)
+    failed = None
     # closing(): on any error the workers stop now, not when the traceback is collected.
     with closing(encode_in_order(encoder, _all_batches(plan), workers)) as encoded:
         for batch in encoded:
@@ -85,8 +87,55 @@ def _build(
             if bar is not None:
                 bar.advance(batch.sample_count, int(batch.token_counts.sum()))
             if batch.error is not None:
-                raise batch.error
-    return tuple(OutputResult(o.plan.path, o.finish()) for o in outputs)
+                failed = batch
+                break
+    if failed is None:
+        return tuple(OutputResult(o.plan.path, o.finish()) for o in outputs)
+    if isinstance(failed.error, UnitOverflowError):
+        # One error for every overlong sample, not one build per sample: count the rest.
+        raise _every_overflow(plan, encoders, workers, failed.file_index, failed.error, bar)
+    raise failed.error
+
+
+def _every_overflow(
+    plan: BuildPlan,
+    encoders: dict[TokenizerSpec, Encoder],
+    workers: int,
+    file_index: int,
+    first: UnitOverflowError,
+    bar: _Progress | None,
+) -> UnitOverflowError:
+    """The build's overflow error, completed by a scan of the input from its sample onwards.
+
+    Nothing is written any more (the build has failed); the scan stops early only at a line
+    that cannot be read, and the error then says where counting stopped.
+    """
+    found = OverflowTally()
+    stopped: MintDimError | None = None
+    rest = _batches_from(plan, file_index, first.line)
+    with closing(encode_in_order(BatchCounter(plan, encoders), rest, workers)) as counted:
+        for batch in counted:
+            file = plan.files[batch.file_index]
+            lines = np.asarray(batch.line_numbers, np.int64)
+            over = batch.token_counts > file.sizes[-1]
+            if batch.file_index == file_index:
+                over &= lines >= first.line
+            found.add(file.path, lines[over], batch.token_counts[over])
+            if bar is not None:
+                bar.advance(batch.sample_count, int(batch.token_counts.sum()))
+            if batch.error is not None:
+                stopped = batch.error
+                break
+    return found.error(first.max_unit_size, stopped)
+
+
+def _batches_from(plan: BuildPlan, file_index: int, line: int) -> Iterator[RawBatch]:
+    """The raw batches holding line ``line`` of file ``file_index`` and everything after it."""
+    for file in plan.files[file_index:]:
+        for raw in read_raw_batches(file):
+            last_line = raw.first_line + raw.data.count(b"\n")
+            if file.index > file_index or last_line >= line:
+                yield raw
 
 
 def run_scan(
