@@ -8,7 +8,7 @@ config, ``demo`` the bundled demo files and ``confdir`` where ``conf/`` lives.
 from mintdim.runner.confdir import config_dir
 from mintdim.runner.demo import demo_path, register_resolvers
 from mintdim.runner.schema import MintDimConfig, register_configs
-from mintdim.runner.translate import fluent_arguments, job_from_config, run_from_config
+from mintdim.runner.translate import fluent_arguments, job_from_config
 
 __all__ = [
     "MintDimConfig",
@@ -18,5 +18,4 @@ __all__ = [
     "job_from_config",
     "register_configs",
     "register_resolvers",
-    "run_from_config",
 ]

@@ -24,7 +24,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from mintdim import BuildResult, ConfigValueError, MintDimError, pipeline
+from mintdim import ConfigValueError, MintDimError, pipeline
 from mintdim.pipelines.unit_build.api import UnitBuildPipeline
 from mintdim.runner.schema import field_help
 
@@ -33,7 +33,6 @@ __all__ = [
     "fluent_arguments",
     "job_from_arguments",
     "job_from_config",
-    "run_from_config",
     "run_options",
 ]
 
@@ -114,8 +113,3 @@ def job_from_arguments(args: dict[str, Any]) -> UnitBuildPipeline:
 def run_options(cfg: DictConfig) -> dict[str, Any]:
     """The keyword arguments of ``job.run()``: ``workers`` and ``progress``."""
     return {"workers": cfg.get("workers"), "progress": cfg.get("progress")}
-
-
-def run_from_config(cfg: DictConfig) -> BuildResult:
-    """Declare the job from ``cfg`` and run it; MintDim errors propagate unchanged."""
-    return job_from_config(cfg).run(**run_options(cfg))

@@ -1443,7 +1443,7 @@ class SourceValidationError(MintDimError, ValueError):
 class RunOptionError(MintDimError, ValueError):
     """Raised when an option of ``run()`` has a bad value, e.g. ``workers=0``.
 
-    ``rule`` is "positive_int", "non_negative_int" or "bool".
+    ``rule`` is "positive_int" or "bool".
     """
 
     option: str
@@ -1452,7 +1452,6 @@ class RunOptionError(MintDimError, ValueError):
 
     _RULES: ClassVar[dict[str, tuple[str, str]]] = {
         "positive_int": ("must be a positive integer", "phải là số nguyên dương"),
-        "non_negative_int": ("must be an integer >= 0", "phải là số nguyên >= 0"),
         "bool": ("must be True or False", "phải là True hoặc False"),
     }
 

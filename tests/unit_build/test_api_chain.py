@@ -9,12 +9,12 @@ example code below is the spec's code, unchanged.
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import shutil
 import struct
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -30,6 +30,7 @@ from tests.unit_build.helpers import (
     read_json,
     reference_encoder,
     sections,
+    tree_bytes,
     verify_build,
     write_jsonl,
 )
@@ -641,16 +642,31 @@ def test_every_error_is_importable_from_the_top_level_package():
     assert set(errors.error_classes()) <= set(classes)
 
 
-def test_the_spec_example_build_is_deterministic_json(tmp_path, monkeypatch, sp_model):
-    """stats/histogram/manifest are plain JSON with no wall-clock values."""
+def test_no_clock_value_reaches_the_output(tmp_path, monkeypatch, sp_model):
+    """Builds made in different seconds and time zones are byte-identical: no timestamp, date or
+    duration is written anywhere (manifest, stats, histogram, indexes, shards)."""
     monkeypatch.chdir(tmp_path)
-    write_jsonl("data/a.jsonl", [{"text": "the model"}])
-    job(["./data/a.jsonl"], sp_model, out="./out").run(workers=1)
-    for name in ("manifest.json", "stats.json", "histogram.json"):
-        text = Path("out", name).read_text()
-        json.loads(text)
-        for word in ("time", "date", "elapsed", "seconds"):
-            assert word not in text.lower()
+    write_jsonl("data/a.jsonl", [{"text": "the model"}, {"text": "a unit"}])
+    declared = job(["./data/a.jsonl"], sp_model, out="./out")
+    trees = []
+    zone = os.environ.get("TZ")
+    try:
+        for name in ("UTC", "Asia/Ho_Chi_Minh"):
+            os.environ["TZ"] = name
+            time.tzset()
+            start = time.time()
+            declared.run(workers=1)
+            trees.append(tree_bytes("out"))
+            shutil.rmtree("out")
+            time.sleep(max(0.0, 1.05 - (time.time() - start)))  # the next build: a second later
+    finally:
+        if zone is None:
+            os.environ.pop("TZ", None)
+        else:
+            os.environ["TZ"] = zone
+        time.tzset()
+    assert trees[0] == trees[1]
+    assert {"manifest.json", "stats.json", "histogram.json"} <= set(trees[0])
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="needs a Linux pseudo-terminal")

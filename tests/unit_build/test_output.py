@@ -483,27 +483,35 @@ def test_a_killed_worker_reports_its_exit_code(cwd, sp_model, monkeypatch):
 def test_nested_output_directories_are_refused(cwd, sp_model):
     write_jsonl("data/a.jsonl", [{"text": "the model"}])
     write_jsonl("data/b.jsonl", [{"text": "a unit"}])
-    with pytest.raises(errors.MintDimError):
+    with pytest.raises(errors.OutputValidationError) as info:
         job(
             ["./data/a.jsonl", "./data/b.jsonl"], sp_model, sizes=[[8]], out=["./o1", "./o1/unit_8"]
         ).run(workers=1)
+    err = info.value
+    assert (err.directory, err.problem) == ("./o1/unit_8", "nested")
+    assert err.detail == "./o1/unit_8 is inside ./o1"
     assert not Path("o1").exists()
 
 
-def test_pad_id_outside_the_token_dtype_is_handled(cwd, hf_json):
+def test_a_pad_id_beyond_uint16_is_stored_in_uint32(cwd, hf_json):
+    """A padding section may name a PAD id outside the vocabulary: the shards must still hold it,
+    so the dtype follows the largest id written (here PAD 99999), not the vocabulary size."""
     from tokenizers import Tokenizer
 
     tokenizer = Tokenizer.from_file(str(hf_json))
+    assert tokenizer.get_vocab_size() <= 65535  # the vocabulary alone would fit uint16
     tokenizer.enable_padding(pad_id=99999, pad_token="[PAD]")
     tokenizer.save("badpad.json")
     write_jsonl("data/a.jsonl", [{"text": "the model"}])
-    try:
-        job(["./data/a.jsonl"], "./badpad.json", sizes=[[4]]).run(workers=1)
-    except errors.MintDimError:
-        assert not Path("out").exists()  # refused during validation: fine
-    else:  # or accepted with a dtype that holds the PAD id
-        build = open_build("out")
-        row = next(build.samples())
-        assert build.record(row).tolist()[row["token_count"] :] == [99999] * (
-            4 - row["token_count"]
-        )
+    job(["./data/a.jsonl"], "./badpad.json", sizes=[[4]]).run(workers=1)
+    manifest = read_json("out/manifest.json")
+    assert manifest["tokenizer"]["pad_id"] == 99999
+    assert (manifest["token_storage"]["dtype"], manifest["token_storage"]["bytes_per_token"]) == (
+        "uint32",
+        4,
+    )
+    build = open_build("out")
+    row = next(build.samples())
+    expected = reference_encoder("./badpad.json")("the model")
+    assert 0 < row["token_count"] == len(expected) < 4
+    assert build.record(row).tolist() == expected + [99999] * (4 - len(expected))

@@ -28,4 +28,5 @@ def test_output_under_a_regular_file_is_cannot_create(tmp_path, sp_model):
     assert "Output directory could not be created." in err.message("en")
     assert err.message("vi").splitlines()[0] == "OutputValidationError:"
     assert blocker.read_text() == "a file, not a directory"
-    assert not (tmp_path / "out").exists()
+    # Nothing was created anywhere: not beside the blocker, not in place of it.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.jsonl", "not_a_dir"]

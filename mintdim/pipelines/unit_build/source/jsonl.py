@@ -101,24 +101,23 @@ def parse_lines(batch: RawBatch, plan: FilePlan) -> ParsedLines:
     blank = 0
     render = plan.template.renderer()
     for line_number, raw in enumerate(batch.lines(), start=batch.first_line):
-        # Fast path: a well-formed sample renders directly (orjson takes a trailing \r as JSON
-        # whitespace). Blank lines and every kind of bad line fail here and get the slow look.
+        # A well-formed sample renders directly (orjson takes a trailing \r as JSON whitespace).
+        # Rendering fails exactly when the line is blank or breaks a rule; only then is it looked
+        # at again, to say which.
         try:
             texts.append(render(orjson.loads(raw)))
         except (orjson.JSONDecodeError, KeyError, TypeError):
-            outcome = _inspect(raw, plan, line_number)
-            if outcome is None:
-                blank += 1
-                continue
-            if isinstance(outcome, MintDimError):
-                return ParsedLines(texts, numbers, blank, outcome)
-            texts.append(outcome)
+            error = _line_error(raw, plan, line_number)
+            if error is not None:
+                return ParsedLines(texts, numbers, blank, error)
+            blank += 1
+            continue
         numbers.append(line_number)
     return ParsedLines(texts, numbers, blank, None)
 
 
-def _inspect(raw: bytes, plan: FilePlan, line_number: int) -> str | MintDimError | None:
-    """The rendered text of a line, its error, or None for a blank line."""
+def _line_error(raw: bytes, plan: FilePlan, line_number: int) -> MintDimError | None:
+    """The rule a line that failed to render breaks, or None when it is blank."""
     line = raw[:-1] if raw.endswith(b"\r") else raw
     if not line.strip():
         return None
@@ -126,33 +125,30 @@ def _inspect(raw: bytes, plan: FilePlan, line_number: int) -> str | MintDimError
         sample = orjson.loads(line)
     except orjson.JSONDecodeError as err:
         return _parse_error(plan, line_number, line, err)
-    values = _field_values(sample, plan, line_number, plan.fields)
-    return values if isinstance(values, MintDimError) else plan.template.render(values)
+    return _sample_error(sample, plan, line_number)
 
 
-def _field_values(
-    sample: object, plan: FilePlan, line_number: int, fields: tuple[str, ...]
-) -> dict[str, str] | MintDimError:
+def _sample_error(sample: object, plan: FilePlan, line_number: int) -> MintDimError:
     if not isinstance(sample, dict):
         return SourceParseError(
             file=plan.path, line=line_number, reason="not_object", detail=_type_name(sample)
         )
-    try:
-        values = {name: sample[name] for name in fields}
-    except KeyError:
+    fields = plan.fields
+    missing = [name for name in fields if name not in sample]
+    if missing:
         return SampleSchemaError(
             file=plan.path,
             line=line_number,
             declared_fields=list(fields),
-            missing_fields=[name for name in fields if name not in sample],
+            missing_fields=missing,
             available_keys=list(sample),
         )
-    for name, value in values.items():
-        if not isinstance(value, str):
-            return FieldValueTypeError(
-                file=plan.path, line=line_number, field=name, found_type=_type_name(value)
-            )
-    return values
+    # Rendering failed with every field present, so some value is not a string (next() has
+    # nothing to fall back on: a sample that renders never comes here).
+    name = next(name for name in fields if not isinstance(sample[name], str))
+    return FieldValueTypeError(
+        file=plan.path, line=line_number, field=name, found_type=_type_name(sample[name])
+    )
 
 
 def _parse_error(
