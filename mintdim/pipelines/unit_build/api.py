@@ -44,9 +44,30 @@ class UnitBuildPipeline:
         """``.tokenizer.sentencepiece({"path": ...})`` or ``.tokenizer.hf_json({"path": ...})``."""
         return _TokenizerStep(self)
 
-    def units(self, sizes: object = None, build_batch: object = None) -> UnitBuildPipeline:
-        """Unit sizes (``[[128, 256], ...]``) and raw samples per tokenizer batch (``[4096]``)."""
-        return self._with(sizes=sizes, build_batch=build_batch)
+    def units(
+        self,
+        sizes: object = None,
+        build_batch: object = None,
+        *,
+        count: object = None,
+        align: object = None,
+        max_size: object = None,
+        cost: object = None,
+        unit_cost: object = None,
+    ) -> UnitBuildPipeline:
+        """Unit sizes (``[[128, 256], ...]``) and raw samples per tokenizer batch (``[4096]``).
+
+        ``sizes="auto"`` plans the sizes from the data when the job runs: a scan counts every
+        sample exactly, ``mintdim.plan_units`` picks the optimal sizes for each output directory
+        (at most ``count`` of them, multiples of ``align`` (default 1), none above ``max_size``,
+        ``cost="tokens"`` or ``"attention"``; or ``unit_cost=lambda`` instead of ``count`` to
+        choose how many), then the build runs with them. The manifest records the plan and
+        its predicted padding, which the build meets exactly.
+        """
+        options = {"count": count, "align": align, "max_size": max_size, "cost": cost}
+        options["unit_cost"] = unit_cost
+        given = {key: value for key, value in options.items() if value is not None}
+        return self._with(sizes=sizes, build_batch=build_batch, unit_plan=given or None)
 
     @property
     def output(self) -> _OutputStep:

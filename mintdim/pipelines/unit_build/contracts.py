@@ -9,12 +9,17 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from mintdim.shared.types import TokenizerKind
 
+if TYPE_CHECKING:
+    from mintdim.pipelines.unit_build.units.optimal import UnitPlan
+
 __all__ = [
+    "AutoUnits",
     "BuildPlan",
     "BuildResult",
     "FilePlan",
@@ -153,6 +158,25 @@ class OutputPlan:
     """Records per shard file before a new shard starts."""
     file_indexes: tuple[int, ...]
     """Indexes of the files writing here, in input order."""
+    planned: dict | None = None
+    """For ``sizes="auto"``: how the sizes were chosen and the padding predicted (the manifest's
+    ``units.planned``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AutoUnits:
+    """``units(sizes="auto", ...)``: how to plan the sizes once a scan has counted the samples."""
+
+    count: int | None
+    """At most this many sizes (None: ``unit_cost`` chooses)."""
+    align: int
+    """Every size a multiple of this."""
+    max_size: int | None
+    """No size above this; longer samples overflow."""
+    cost: str
+    """``tokens`` or ``attention`` (see ``units/optimal.py``)."""
+    unit_cost: float | None
+    """The price of one more unit, in cost units, when ``count`` is None."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +187,8 @@ class BuildPlan:
     """Input files in declaration order."""
     outputs: tuple[OutputPlan, ...]
     """Distinct output directories in order of first declaration (none in a scan's plan)."""
+    auto: AutoUnits | None = None
+    """Set for ``sizes="auto"``: every ``sizes`` here is empty until the scan planned them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +199,8 @@ class OutputResult:
     """The directory exactly as declared."""
     stats: dict
     """The content of its stats.json."""
+    plan: UnitPlan | None = None
+    """For ``sizes="auto"``: the exact plan its sizes came from (with the length histogram)."""
 
 
 @dataclass(frozen=True, slots=True)

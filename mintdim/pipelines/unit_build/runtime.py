@@ -1,5 +1,6 @@
 """The unit-build data flow, top to bottom.
 
+    units/auto (sizes="auto")       run_scan below, then units/optimal plans each output's sizes
     source/jsonl.read_raw_batches   stream each file as raw line batches (main process)
     workers.encode_in_order         on N processes, in input order, each batch goes through
       batch.BatchEncoder              source/jsonl.parse_lines -> Template.render -> sha256
@@ -19,6 +20,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import closing
+from dataclasses import replace
 
 import numpy as np
 from tqdm import tqdm
@@ -34,6 +36,8 @@ from mintdim.pipelines.unit_build.contracts import (
 from mintdim.pipelines.unit_build.output.dir import OutputDirectory
 from mintdim.pipelines.unit_build.source.jsonl import RawBatch, read_raw_batches
 from mintdim.pipelines.unit_build.tokenizer import Encoder
+from mintdim.pipelines.unit_build.units.auto import planned_build, unit_plans
+from mintdim.pipelines.unit_build.units.optimal import UnitPlan
 from mintdim.pipelines.unit_build.units.overflow import OverflowTally
 from mintdim.pipelines.unit_build.workers import encode_in_order
 from mintdim.shared.errors import BuildInterruptedError, MintDimError, UnitOverflowError
@@ -48,7 +52,12 @@ def run_build(
     workers: int,
     progress: bool | None,
 ) -> BuildResult:
-    """Build every output directory of a validated plan."""
+    """Build every output directory of a validated plan (``units="auto"``: scan and plan first)."""
+    plans: list[UnitPlan | None] = [None] * len(plan.outputs)
+    if plan.auto is not None:
+        scan = run_scan(plan, encoders, workers, progress)
+        plans = unit_plans(plan, scan)
+        plan = planned_build(plan, scan, plans)
     bar = _progress_bar(progress)
     log = bar.write if bar is not None else _stderr
     outputs = [
@@ -56,7 +65,10 @@ def run_build(
     ]
     with sigterm_as_interrupt() as stop:
         try:
-            return BuildResult(outputs=_build(plan, encoders, workers, outputs, bar))
+            built = _build(plan, encoders, workers, outputs, bar)
+            return BuildResult(
+                outputs=tuple(replace(o, plan=p) for o, p in zip(built, plans, strict=True))
+            )
         except BaseException as error:
             if isinstance(error, KeyboardInterrupt):
                 error = BuildInterruptedError(signal_name=stop.name)

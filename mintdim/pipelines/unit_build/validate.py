@@ -22,7 +22,7 @@ from mintdim.pipelines.unit_build.output import validate as output_validate
 from mintdim.pipelines.unit_build.source import validate as source_validate
 from mintdim.pipelines.unit_build.tokenizer import Encoder, load_encoder
 from mintdim.pipelines.unit_build.tokenizer import validate as tokenizer_validate
-from mintdim.pipelines.unit_build.units.validate import build_batches, unit_settings
+from mintdim.pipelines.unit_build.units.validate import auto_units, build_batches, unit_settings
 from mintdim.shared.errors import PipelineValidationError, TokenizerMappingError
 from mintdim.shared.paths import resolve, same_place_key
 
@@ -43,14 +43,18 @@ def validate(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpec, En
     count = len(files)
     schemas = source_validate.source_schemas(files, config.fields, config.templates)
     tokenizers = _tokenizer_specs(config, count)
-    units = unit_settings(config.sizes, config.build_batch, count)
+    auto = auto_units(config.sizes, config.unit_plan)
+    if auto is None:
+        units = unit_settings(config.sizes, config.build_batch, count)
+    else:  # planned per output directory after the scan
+        units = [((), batch) for batch in build_batches(config.build_batch, count)]
     dirs = output_validate.output_dirs(config.output_dir, count)
     shard_sizes = output_validate.samples_per_shard(config.samples_per_shard, count)
     settings = [
         {
             # Two spellings of one tokenizer file are one tokenizer.
             "tokenizer": f"{tokenizers[i].kind}: {same_place_key(tokenizers[i].abs_path)}",
-            "units.sizes": str(list(units[i][0])),
+            "units.sizes": "auto" if auto else str(list(units[i][0])),
             "output.samples_per_shard": str(shard_sizes[i]),
         }
         for i in range(count)
@@ -75,7 +79,7 @@ def validate(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpec, En
         )
         for members in groups
     )
-    return BuildPlan(files=file_plans, outputs=outputs), encoders
+    return BuildPlan(files=file_plans, outputs=outputs, auto=auto), encoders
 
 
 def validate_scan(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpec, Encoder]]:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mintdim.pipelines.unit_build.units.validate import plan_options
+from mintdim.pipelines.unit_build.units.validate import plan_options, token_counts
 
 __all__ = ["UnitPlan", "plan_units"]
 
@@ -64,7 +64,11 @@ class UnitPlan:
     cost: str
     unit_cost: float | None
     too_long: np.ndarray = field(repr=False)
-    """Positions (into the planned ``token_counts``) of samples longer than every allowed size."""
+    """Positions (into the planned counts) of samples longer than every allowed size."""
+    lengths: np.ndarray = field(repr=False)
+    """The distinct token counts of every planned sample (too long ones included), ascending."""
+    length_samples: np.ndarray = field(repr=False)
+    """How many samples have each of ``lengths``: the length histogram pictures are drawn from."""
 
     def manifest_record(self) -> dict[str, object]:
         """How the sizes were chosen, as the manifest records it."""
@@ -82,7 +86,7 @@ class UnitPlan:
 
 
 def plan_units(
-    token_counts: object,
+    counts: object,
     count: int | None,
     *,
     align: int = 1,
@@ -90,7 +94,7 @@ def plan_units(
     cost: str = "tokens",
     unit_cost: float | None = None,
 ) -> UnitPlan:
-    """The exactly optimal unit sizes for ``token_counts``.
+    """The exactly optimal unit sizes for the token ``counts`` (one int per sample).
 
     ``count``: at most this many sizes (fewer only when there are fewer distinct candidates).
     ``count=None`` with ``unit_cost=lambda`` chooses the number too, minimising
@@ -98,22 +102,26 @@ def plan_units(
     size above it; the samples longer than the largest allowed size are listed in
     ``too_long`` and left out of every figure. ``cost``: ``"tokens"`` or ``"attention"``.
     """
-    counts = plan_options(token_counts, count, align, max_size, cost, unit_cost)
+    plan_options(count, align, max_size, cost, unit_cost)
+    counts = token_counts(counts)
     cap = None if max_size is None else max_size - max_size % align
-    fits = counts if cap is None else counts[counts <= cap]
     too_long = np.empty(0, np.int64) if cap is None else np.flatnonzero(counts > cap)
-    candidates, weights = _candidates(fits, align)
+    # One pass over the samples; everything after works on the m distinct lengths.
+    lengths, length_samples = _histogram(counts)
+    fit = slice(None) if cap is None else lengths <= cap
+    fit_lengths, fit_samples = lengths[fit], length_samples[fit]
+    candidates, weights = _candidates(fit_lengths, fit_samples, align)
     if count is not None:
         chosen = _best_path(candidates, weights, cost, layers=count, unit_cost=None)
     else:
         chosen = _best_path(candidates, weights, cost, layers=None, unit_cost=unit_cost)
     sizes = candidates[chosen]
-    per_unit = np.bincount(np.searchsorted(sizes, fits), minlength=sizes.size)
-    total_tokens = int(fits.sum(dtype=np.int64))
-    slots = int(np.dot(per_unit.astype(object), sizes.astype(object))) if sizes.size else 0
-    objective = slots
-    if cost == "attention":
-        objective = int(np.dot(per_unit.astype(object), (sizes.astype(object)) ** 2))
+    per_unit = np.bincount(
+        np.searchsorted(sizes, candidates), weights=weights, minlength=sizes.size
+    ).astype(np.int64)
+    total_tokens = _dot(fit_lengths, fit_samples)
+    slots = _dot(per_unit, sizes)
+    objective = slots if cost == "tokens" else _dot(per_unit, sizes.astype(object) ** 2)
     return UnitPlan(
         sizes=tuple(int(s) for s in sizes),
         samples_per_unit=tuple(int(n) for n in per_unit),
@@ -128,23 +136,40 @@ def plan_units(
         cost=cost,
         unit_cost=unit_cost,
         too_long=too_long,
+        lengths=lengths,
+        length_samples=length_samples,
     )
 
 
-def _candidates(counts: np.ndarray, align: int) -> tuple[np.ndarray, np.ndarray]:
-    """Candidate sizes (ascending) and how many samples round up to each."""
-    if not counts.size:
-        return np.empty(0, np.int64), np.empty(0, np.int64)
+def _candidates(
+    lengths: np.ndarray, samples: np.ndarray, align: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Candidate sizes (ascending) and how many samples round up to each, from the histogram."""
     # A length of 0 still needs a unit of at least one alignment step.
-    steps = np.maximum(-(-counts // align), 1)
-    if steps.max() <= 4 * steps.size + (1 << 20):
+    steps = np.maximum(-(-lengths // align), 1)
+    if not steps.size:
+        return steps, samples
+    # lengths ascend, so equal steps are neighbours: one sum per run of them.
+    starts = np.flatnonzero(np.diff(steps, prepend=-1))
+    return steps[starts] * align, np.add.reduceat(samples, starts)
+
+
+def _dot(a: np.ndarray, b: np.ndarray) -> int:
+    """Exact sum of products, in Python integers (no int64 overflow)."""
+    return int(np.dot(a.astype(object), b.astype(object))) if a.size else 0
+
+
+def _histogram(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values (ascending, int64) and how often each occurs."""
+    if not values.size:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    if values.max() <= 4 * values.size + (1 << 20):
         # Counting is ~30x cheaper than sorting 10 million lengths, when the table stays small.
-        histogram = np.bincount(steps)
-        present = np.flatnonzero(histogram)
-        weights = histogram[present]
-    else:
-        present, weights = np.unique(steps, return_counts=True)
-    return present.astype(np.int64) * align, weights.astype(np.int64)
+        table = np.bincount(values)
+        present = np.flatnonzero(table)
+        return present.astype(np.int64), table[present].astype(np.int64)
+    present, occurrences = np.unique(values, return_counts=True)
+    return present.astype(np.int64), occurrences.astype(np.int64)
 
 
 def _best_path(

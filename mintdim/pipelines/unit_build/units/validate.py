@@ -5,12 +5,24 @@ from __future__ import annotations
 
 import numpy as np
 
+from mintdim.pipelines.unit_build.contracts import AutoUnits
 from mintdim.shared.errors import UnitMappingError, UnitValidationError
 
-__all__ = ["COSTS", "build_batches", "plan_options", "unit_settings"]
+__all__ = [
+    "AUTO_COUNT",
+    "COSTS",
+    "auto_units",
+    "build_batches",
+    "plan_options",
+    "token_counts",
+    "unit_settings",
+]
 
 COSTS = ("tokens", "attention")
 """What a slot of a unit of size u costs in a plan: 1 (``tokens``) or u (``attention``)."""
+
+AUTO_COUNT = 8
+"""Units ``sizes="auto"`` plans when neither ``count`` nor ``unit_cost`` is given."""
 
 
 def unit_settings(
@@ -62,21 +74,20 @@ def _positive_int(value: object, key: str) -> None:
 
 
 def plan_options(
-    token_counts: object,
     count: object,
     align: object,
     max_size: object,
     cost: object,
     unit_cost: object,
     prefix: str = "",
-) -> np.ndarray:
-    """Check the planner's arguments; return the token counts as a 1-D int64 array."""
+) -> None:
+    """Check the planner's options; ``prefix`` names where they were given (``units.``)."""
     if count is None:
         if isinstance(unit_cost, bool) or not isinstance(unit_cost, int | float):
             raise UnitValidationError(
                 key=f"{prefix}unit_cost", value=unit_cost, rule="count_or_cost"
             )
-        if not unit_cost >= 0 or unit_cost == float("inf"):
+        if not 0 <= unit_cost < float("inf"):
             raise UnitValidationError(
                 key=f"{prefix}unit_cost", value=unit_cost, rule="non_negative"
             )
@@ -93,13 +104,36 @@ def plan_options(
             raise UnitValidationError(key=f"{prefix}max_size", value=max_size, rule="below_align")
     if cost not in COSTS:
         raise UnitValidationError(key=f"{prefix}cost", value=cost, rule="cost")
-    counts = np.asarray(token_counts)
-    if counts.ndim != 1 or not (counts.dtype.kind in "iu" or counts.size == 0):
-        raise UnitValidationError(key="token_counts", value=_described(counts), rule="counts")
-    if counts.size and counts.min() < 0:
-        raise UnitValidationError(key="token_counts", value=int(counts.min()), rule="counts")
-    return counts.astype(np.int64, copy=False)
 
 
-def _described(array: np.ndarray) -> str:
-    return f"array of shape {array.shape} and dtype {array.dtype}"
+def token_counts(counts: object) -> np.ndarray:
+    """Check the counts handed to the planner: a 1-D array of integers >= 0, as int64."""
+    array = np.asarray(counts)
+    if array.ndim != 1 or not (array.dtype.kind in "iu" or array.size == 0):
+        shown = f"array of shape {array.shape} and dtype {array.dtype}"
+        raise UnitValidationError(key="token_counts", value=shown, rule="counts")
+    if array.size and array.min() < 0:
+        raise UnitValidationError(key="token_counts", value=int(array.min()), rule="counts")
+    return array.astype(np.int64, copy=False)
+
+
+def auto_units(sizes: object, options: object) -> AutoUnits | None:
+    """``sizes="auto"`` and its planner options, checked; None for declared sizes.
+
+    The options apply only to ``"auto"``: given beside a list of sizes they are refused.
+    """
+    given = dict(options or {})
+    if sizes != "auto":
+        if given:
+            key = next(iter(given))
+            raise UnitValidationError(key=f"units.{key}", value=given[key], rule="auto_only")
+        return None
+    auto = AutoUnits(
+        count=given.get("count", None if "unit_cost" in given else AUTO_COUNT),
+        align=given.get("align", 1),
+        max_size=given.get("max_size"),
+        cost=given.get("cost", "tokens"),
+        unit_cost=given.get("unit_cost"),
+    )
+    plan_options(auto.count, auto.align, auto.max_size, auto.cost, auto.unit_cost, "units.")
+    return auto
