@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mintdim import UnitValidationError, plan_units
+from mintdim.pipelines.unit_build.units.optimal import plans_up_to
 
 _LENGTHS = st.lists(st.integers(min_value=0, max_value=13), min_size=1, max_size=40)
 
@@ -169,3 +170,12 @@ def test_hundreds_of_candidates_match_the_plain_dp(seed):
     plan = plan_units(lengths, 7, cost="attention" if square else "tokens")
     candidates, weights = np.unique(lengths, return_counts=True)
     assert plan.objective == _reference_dp(candidates, weights, 7, square)
+
+
+@settings(max_examples=60, deadline=None)
+@given(lengths=_LENGTHS, most=st.integers(min_value=1, max_value=6), align=st.sampled_from([1, 3]))
+def test_plans_up_to_equal_one_plan_per_count(lengths, most, align):
+    table = plans_up_to(np.array(lengths), most, align=align, cost="attention")
+    for k, plan in enumerate(table, start=1):
+        alone = plan_units(np.array(lengths), k, align=align, cost="attention")
+        assert (plan.sizes, plan.objective, plan.count) == (alone.sizes, alone.objective, k)

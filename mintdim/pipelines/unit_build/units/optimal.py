@@ -29,7 +29,7 @@ import numpy as np
 
 from mintdim.pipelines.unit_build.units.validate import plan_options, token_counts
 
-__all__ = ["UnitPlan", "plan_units"]
+__all__ = ["UnitPlan", "plan_units", "plans_up_to"]
 
 _INT64_SAFE = 1 << 61
 """Below this bound every sum of two costs still fits in int64."""
@@ -103,42 +103,74 @@ def plan_units(
     ``too_long`` and left out of every figure. ``cost``: ``"tokens"`` or ``"attention"``.
     """
     plan_options(count, align, max_size, cost, unit_cost)
-    counts = token_counts(counts)
-    cap = None if max_size is None else max_size - max_size % align
-    too_long = np.empty(0, np.int64) if cap is None else np.flatnonzero(counts > cap)
-    # One pass over the samples; everything after works on the m distinct lengths.
-    lengths, length_samples = _histogram(counts)
-    fit = slice(None) if cap is None else lengths <= cap
-    fit_lengths, fit_samples = lengths[fit], length_samples[fit]
-    candidates, weights = _candidates(fit_lengths, fit_samples, align)
-    if count is not None:
-        chosen = _best_path(candidates, weights, cost, layers=count, unit_cost=None)
-    else:
-        chosen = _best_path(candidates, weights, cost, layers=None, unit_cost=unit_cost)
-    sizes = candidates[chosen]
-    per_unit = np.bincount(
-        np.searchsorted(sizes, candidates), weights=weights, minlength=sizes.size
-    ).astype(np.int64)
-    total_tokens = _dot(fit_lengths, fit_samples)
-    slots = _dot(per_unit, sizes)
-    objective = slots if cost == "tokens" else _dot(per_unit, sizes.astype(object) ** 2)
-    return UnitPlan(
-        sizes=tuple(int(s) for s in sizes),
-        samples_per_unit=tuple(int(n) for n in per_unit),
-        total_tokens=total_tokens,
-        total_slots=slots,
-        pad_tokens=slots - total_tokens,
-        padding_ratio=(slots - total_tokens) / slots if slots else 0.0,
-        objective=objective,
-        count=count,
-        align=align,
-        max_size=max_size,
-        cost=cost,
-        unit_cost=unit_cost,
-        too_long=too_long,
-        lengths=lengths,
-        length_samples=length_samples,
-    )
+    problem = _Problem(token_counts(counts), align, max_size, cost)
+    cuts = problem.layers(count, unit_cost)
+    return problem.plan(_path(cuts, len(cuts) + 1, problem.candidates.size), count, unit_cost)
+
+
+def plans_up_to(
+    counts: object,
+    most: int,
+    *,
+    align: int = 1,
+    max_size: int | None = None,
+    cost: str = "tokens",
+) -> tuple[UnitPlan, ...]:
+    """``plan_units(counts, k, ...)`` for every k = 1 .. most, from one run of the DP.
+
+    Fewer plans come back when there are fewer than ``most`` candidate sizes.
+    """
+    plan_options(most, align, max_size, cost, None)
+    problem = _Problem(token_counts(counts), align, max_size, cost)
+    cuts = problem.layers(most, None)
+    m = problem.candidates.size
+    return tuple(problem.plan(_path(cuts, k, m), k, None) for k in range(1, min(most, m) + 1))
+
+
+class _Problem:
+    """One planning problem reduced to its histogram: candidates, their weights, the DP."""
+
+    def __init__(self, counts: np.ndarray, align: int, max_size: int | None, cost: str) -> None:
+        self.align, self.max_size, self.cost = align, max_size, cost
+        cap = None if max_size is None else max_size - max_size % align
+        self.too_long = np.empty(0, np.int64) if cap is None else np.flatnonzero(counts > cap)
+        # One pass over the samples; everything after works on the m distinct lengths.
+        self.lengths, self.length_samples = _histogram(counts)
+        fit = slice(None) if cap is None else self.lengths <= cap
+        self.fit_lengths, self.fit_samples = self.lengths[fit], self.length_samples[fit]
+        self.candidates, self.weights = _candidates(self.fit_lengths, self.fit_samples, align)
+
+    def layers(self, most: int | None, unit_cost: float | None) -> list[np.ndarray]:
+        """The cut arrays of DP layers 2, 3, ... (see :func:`_layers`)."""
+        return _layers(self.candidates, self.weights, self.cost, most, unit_cost)
+
+    def plan(self, chosen: np.ndarray, count: int | None, unit_cost: float | None) -> UnitPlan:
+        """The plan that uses the candidates at indexes ``chosen``, with its figures."""
+        sizes = self.candidates[chosen]
+        per_unit = np.bincount(
+            np.searchsorted(sizes, self.candidates), weights=self.weights, minlength=sizes.size
+        ).astype(np.int64)
+        total_tokens = _dot(self.fit_lengths, self.fit_samples)
+        slots = _dot(per_unit, sizes)
+        squares = sizes.astype(object) ** 2
+        objective = slots if self.cost == "tokens" else _dot(per_unit, squares)
+        return UnitPlan(
+            sizes=tuple(int(s) for s in sizes),
+            samples_per_unit=tuple(int(n) for n in per_unit),
+            total_tokens=total_tokens,
+            total_slots=slots,
+            pad_tokens=slots - total_tokens,
+            padding_ratio=(slots - total_tokens) / slots if slots else 0.0,
+            objective=objective,
+            count=count,
+            align=self.align,
+            max_size=self.max_size,
+            cost=self.cost,
+            unit_cost=unit_cost,
+            too_long=self.too_long,
+            lengths=self.lengths,
+            length_samples=self.length_samples,
+        )
 
 
 def _candidates(
@@ -172,17 +204,21 @@ def _histogram(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return present.astype(np.int64), occurrences.astype(np.int64)
 
 
-def _best_path(
+def _layers(
     candidates: np.ndarray,
     weights: np.ndarray,
     cost: str,
-    layers: int | None,
+    most: int | None,
     unit_cost: float | None,
-) -> np.ndarray:
-    """Indexes into ``candidates`` of the optimal sizes (the largest candidate always)."""
+) -> list[np.ndarray]:
+    """Run the DP; ``cuts[t - 2][j]`` is where the last of t units covering 1..j starts.
+
+    ``most`` layers at most (bounded by m); with ``most=None`` layers are added while one more
+    unit saves more than ``unit_cost``.
+    """
     m = candidates.size
     if m == 0:
-        return np.empty(0, np.int64)
+        return []
     largest = int(candidates[-1]) if cost == "tokens" else int(candidates[-1]) ** 2
     dtype = np.int64 if largest * int(weights.sum()) < _INT64_SAFE else object
     sizes = np.concatenate([[0], candidates]).astype(dtype)
@@ -191,15 +227,22 @@ def _best_path(
     # best[j]: least cost covering candidates 1..j with exactly t units (layer t); j >= t.
     best = f * w
     cuts: list[np.ndarray] = []
-    limit = m if layers is None else min(layers, m)
+    limit = m if most is None else min(most, m)
     for t in range(2, limit + 1):
         new, cut = _layer(best, f, w, t, m)
-        if layers is None and not best[m] - new[m] > unit_cost:
+        if most is None and not best[m] - new[m] > unit_cost:
             break  # convex in t: no further unit saves more than it costs
         best = new
         cuts.append(cut)
+    return cuts
+
+
+def _path(cuts: list[np.ndarray], units: int, m: int) -> np.ndarray:
+    """Indexes into the candidates of the optimal ``units`` sizes, by following the cuts back."""
+    if m == 0:
+        return np.empty(0, np.int64)
     chosen = [m]
-    for cut in reversed(cuts):
+    for cut in reversed(cuts[: units - 1]):
         chosen.append(int(cut[chosen[-1]]))
     return np.asarray(chosen[::-1], dtype=np.int64) - 1
 
