@@ -4,7 +4,7 @@ Layout::
 
     <dir>/manifest.json  histogram.json  stats.json
           sample_index.jsonl  duplicate_index.jsonl  unk_index.jsonl
-          unit_<size>/shard_000000.bin ...      (or EMPTY_UNIT.md when the unit got nothing)
+          unit_<size>/shard_000000.bin ... index.npy  (or EMPTY_UNIT.md when the unit got nothing)
 
 A build that fails after it began writing leaves ``UNIT_BUILD_FAILED.md`` (the error in English
 and Vietnamese) in every unit directory and no manifest, so nothing half-written looks complete.
@@ -23,6 +23,7 @@ from mintdim.pipelines.unit_build.contracts import FilePlan, OutputPlan
 from mintdim.pipelines.unit_build.output import durable, histogram, manifest, stats
 from mintdim.pipelines.unit_build.output.duplicate_index import DuplicateTracker
 from mintdim.pipelines.unit_build.output.sample_index import SampleIndexWriter
+from mintdim.pipelines.unit_build.output.unit_index import UnitIndexWriter
 from mintdim.pipelines.unit_build.output.unk_index import UnkIndexWriter
 from mintdim.pipelines.unit_build.units.shard_writer import UnitShardWriter, unit_dir_name
 from mintdim.shared.errors import MintDimError, OutputValidationError
@@ -43,6 +44,7 @@ class OutputDirectory:
         self._log = log
         self._next_id = 0
         self._units: list[UnitShardWriter] = []
+        self._indexes: list[UnitIndexWriter] = []
         self._samples: SampleIndexWriter | None = None
         self._unks: UnkIndexWriter | None = None
         self._duplicates = DuplicateTracker()
@@ -58,6 +60,7 @@ class OutputDirectory:
                 self._units.append(
                     UnitShardWriter(unit_path, size, self.plan.samples_per_shard, self._log)
                 )
+                self._indexes.append(UnitIndexWriter(self.path, size))
             self._samples = SampleIndexWriter(self.path)
             self._unks = UnkIndexWriter(self.path)
         except OSError as err:
@@ -75,29 +78,27 @@ class OutputDirectory:
                 raise OutputValidationError(directory=self.plan.path, problem="not_empty") from None
 
     def write(self, batch: EncodedBatch) -> None:
-        """Append one batch: shard records, index lines, digests and counts."""
+        """Append one batch: shard records, index entries and lines, digests and counts."""
         first_id = self._next_id
-        shard_numbers, shard_rows = self._places(batch.unit_indexes)
-        for writer, rows in zip(self._units, batch.rows, strict=True):
-            if len(rows):
-                writer.write(rows)
+        # Each sample's place among its unit's records, from the unit's count before this batch.
+        sequence = np.empty(batch.sample_count, dtype=np.int64)
+        for unit, (writer, index) in enumerate(zip(self._units, self._indexes, strict=True)):
+            members = np.flatnonzero(batch.unit_indexes == unit)
+            if members.size:
+                sequence[members] = writer.samples + np.arange(members.size)
+                writer.write(batch.rows[unit])
+                index.write(first_id + members, batch.token_counts[members])
+        shard_numbers, shard_rows = np.divmod(sequence, self.plan.samples_per_shard)
         self._samples.write(first_id, batch.index_parts, shard_numbers, shard_rows)
         self._unks.write(first_id, batch.unk_parts)
         self._duplicates.add(batch.digests)
         self._stats.add(batch.token_counts, batch.unit_indexes, batch.blank_lines, batch.unk_tokens)
         self._next_id += batch.sample_count
 
-    def _places(self, unit_indexes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Shard number and row of each sample, from the unit counts before this batch."""
-        sequence = np.empty(unit_indexes.size, dtype=np.int64)
-        for unit, writer in enumerate(self._units):
-            members = np.flatnonzero(unit_indexes == unit)
-            sequence[members] = writer.samples + np.arange(members.size)
-        return np.divmod(sequence, self.plan.samples_per_shard)
-
     def finish(self) -> dict[str, object]:
         """Close everything, write the audit files and, last, the manifest; return the stats."""
         shards = [record for writer in self._units for record in writer.finish()]
+        indexes = [record for index in self._indexes if (record := index.finish())]
         self._samples.close()
         self._unks.close()
         groups, duplicated = self._duplicates.write(self.path)
@@ -120,13 +121,13 @@ class OutputDirectory:
         # must never stand over shards or indexes that were still only in the page cache.
         durable.sync_tree(self.path)
         durable.write_json_atomic(
-            self.path / manifest.FILENAME, manifest.manifest(self.plan, self.files, shards)
+            self.path / manifest.FILENAME, manifest.manifest(self.plan, self.files, shards, indexes)
         )
         return content
 
     def fail(self, error: BaseException) -> None:
         """Mark every unit directory as failed; never writes a manifest."""
-        for writer in self._units:
+        for writer in [*self._units, *self._indexes]:
             writer.abort()
         for handle in (self._samples, self._unks):
             if handle is not None:

@@ -16,12 +16,17 @@ from mintdim.pipelines.unit_build.units.shard_writer import ShardRecord
 __all__ = ["FILENAME", "FORMAT_VERSION", "manifest"]
 
 FILENAME = "manifest.json"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 """Bumped whenever a file's layout changes, so readers can refuse what they do not know."""
 
 
-def manifest(output: OutputPlan, files: Sequence[FilePlan], shards: Sequence[ShardRecord]) -> dict:
-    """The manifest of one finished output directory."""
+def manifest(
+    output: OutputPlan,
+    files: Sequence[FilePlan],
+    shards: Sequence[ShardRecord],
+    unit_indexes: Sequence[ShardRecord],
+) -> dict:
+    """The manifest of one finished output directory (``unit_indexes``: see output/unit_index.py)."""
     info = output.info
     return {
         "pipeline": "unit-build",
@@ -57,14 +62,19 @@ def manifest(output: OutputPlan, files: Sequence[FilePlan], shards: Sequence[Sha
         },
         "output": {"samples_per_shard": output.samples_per_shard},
         "hash": {"algorithm": "sha256", "of": "UTF-8 bytes of the rendered text"},
-        "shards": [
-            {
-                "path": s.path,
-                "unit_size": s.unit_size,
-                "samples": s.samples,
-                "bytes": s.bytes,
-                "sha256": s.sha256,
-            }
-            for s in shards
-        ],
+        "shards": _listing(shards),
+        "unit_indexes": _listing(unit_indexes),
     }
+
+
+def _listing(records: Sequence[ShardRecord]) -> list[dict]:
+    return [
+        {
+            "path": r.path,
+            "unit_size": r.unit_size,
+            "samples": r.samples,
+            "bytes": r.bytes,
+            "sha256": r.sha256,
+        }
+        for r in records
+    ]

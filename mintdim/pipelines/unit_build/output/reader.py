@@ -1,29 +1,35 @@
-"""Reading a finished unit-build directory back: manifest, sample index, and each sample's tokens.
+"""Reading a finished unit-build directory back: manifest, samples as a sequence, each unit's records.
 
 The reader uses the same file names and dtype rule as the writers, and refuses a directory that
 is not a finished build (no manifest, an unknown format version, or a shard whose size is not a
-whole number of records). Tests read every build through it, and so can training code::
+whole number of records). Tokens are never copied: shards are memory-mapped and ``build[i]`` is a
+view into them. Sample ids, units and token counts come from the binary unit indexes
+(output/unit_index.py), so nothing here parses JSONL unless asked for ``samples()``::
 
     build = open_build("./artifacts/instruction_units")
-    for row in build.samples():
-        tokens = build.tokens(row)          # numpy array of exactly row["token_count"] ids
+    len(build)                      # number of samples
+    build[0]                        # sample 0's exact tokens (numpy view, no PAD)
+    build.units                     # {unit_size: sample count}
+    for batch in build.loader(tokens_per_batch=16384):   # see output/loader.py
+        ...
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
 import orjson
 
-from mintdim.pipelines.unit_build.output import manifest, sample_index
+from mintdim.pipelines.unit_build.output import manifest, sample_index, unit_index
+from mintdim.pipelines.unit_build.units.shard_writer import shard_path
 
 __all__ = ["UnitBuild", "open_build"]
 
 
 class UnitBuild:
-    """A finished output directory, opened read-only."""
+    """A finished output directory, opened read-only; a sequence of its samples' tokens."""
 
     def __init__(self, path: Path, content: dict) -> None:
         self.path = path
@@ -31,7 +37,84 @@ class UnitBuild:
         storage = content["token_storage"]
         self.dtype = np.dtype(storage["dtype"]).newbyteorder("<")
         self.pad_id: int = content["tokenizer"]["pad_id"]
-        self._shards: dict[str, np.memmap] = {}
+        self.samples_per_shard: int = content["output"]["samples_per_shard"]
+        counts = {entry["unit_size"]: entry["samples"] for entry in content["unit_indexes"]}
+        self.units: dict[int, int] = {
+            size: counts.get(size, 0) for size in content["units"]["sizes"]
+        }
+        """Each declared unit size (ascending) with its number of samples."""
+        self._open_state()
+
+    def _open_state(self) -> None:
+        # Memory maps and lookup tables are opened on first use and never pickled: a copy sent
+        # to a worker process maps the files itself instead of carrying their bytes.
+        self._shards: dict[str, np.ndarray] = {}
+        self._indexes: dict[int, np.ndarray] = {}
+        self._places: tuple[np.ndarray, np.ndarray] | None = None
+
+    def __getstate__(self) -> dict:
+        return {"path": self.path, "content": self.manifest}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["path"], state["content"])
+
+    def __len__(self) -> int:
+        return sum(self.units.values())
+
+    def __getitem__(self, sample_id: int) -> np.ndarray:
+        """The exact tokens of one sample (no PAD): a read-only view into its shard."""
+        count = len(self)
+        if not isinstance(sample_id, int | np.integer):
+            raise TypeError(f"sample ids are integers, got {type(sample_id).__name__}")
+        index = int(sample_id) + count if sample_id < 0 else int(sample_id)
+        if not 0 <= index < count:
+            raise IndexError(f"sample id {sample_id} out of range for {count} samples")
+        units, positions = self._sample_places()
+        size = list(self.units)[units[index]]
+        position = int(positions[index])
+        length = int(self.unit_index(size)["token_count"][position])
+        return self.unit_record(size, position)[:length]
+
+    def unit_index(self, unit_size: int) -> np.ndarray:
+        """One unit's entries (``sample_id``, ``token_count``) in record order; empty if none."""
+        if unit_size not in self._indexes:
+            if self.units[unit_size]:
+                entries = unit_index.load(self.path / unit_index.index_path(unit_size))
+            else:
+                entries = np.empty(0, dtype=unit_index.DTYPE)
+            self._indexes[unit_size] = entries
+        return self._indexes[unit_size]
+
+    def unit_record(self, unit_size: int, position: int) -> np.ndarray:
+        """Record ``position`` of a unit (tokens then PAD), a view into its shard."""
+        shard, row = divmod(position, self.samples_per_shard)
+        return self._shard(shard_path(unit_size, shard), unit_size)[row]
+
+    def gather(self, unit_size: int, positions: Sequence[int] | np.ndarray) -> np.ndarray:
+        """Records of a unit at ``positions`` (in that order), copied into one [B, unit] array."""
+        positions = np.asarray(positions, dtype=np.int64)
+        shards, rows = np.divmod(positions, self.samples_per_shard)
+        first = int(shards[0]) if positions.size else 0
+        if positions.size and (shards == first).all():
+            return self._shard(shard_path(unit_size, first), unit_size)[rows]
+        out = np.empty((positions.size, unit_size), dtype=self.dtype)
+        for shard in np.unique(shards).tolist():
+            members = shards == shard
+            out[members] = self._shard(shard_path(unit_size, shard), unit_size)[rows[members]]
+        return out
+
+    def _sample_places(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per sample id: the index of its unit in ``units`` and its record position there."""
+        if self._places is None:
+            count = len(self)
+            units = np.empty(count, dtype=np.int16)
+            positions = np.empty(count, dtype=np.int64)
+            for number, size in enumerate(self.units):
+                ids = self.unit_index(size)["sample_id"]
+                units[ids] = number
+                positions[ids] = np.arange(ids.size)
+            self._places = units, positions
+        return self._places
 
     def samples(self) -> Iterator[dict]:
         """Every sample_index.jsonl row, in sample_id order."""
@@ -43,11 +126,17 @@ class UnitBuild:
         """The whole fixed-width record of a sample: tokens, then PAD up to unit_size."""
         width = row["unit_size"]
         shard = self._shard(row["shard_path"], width)
-        return np.asarray(shard[row["shard_row"]])
+        return shard[row["shard_row"]]
 
     def tokens(self, row: dict) -> np.ndarray:
         """A sample's tokens without padding."""
         return self.record(row)[: row["token_count"]]
+
+    def loader(self, **options: object):  # noqa: ANN201 - the type lives in output/loader.py
+        """Unit-homogeneous training batches over this build: see :func:`output.loader.loader`."""
+        from mintdim.pipelines.unit_build.output.loader import loader
+
+        return loader([self], **options)
 
     def _shard(self, relative: str, width: int) -> np.ndarray:
         if relative not in self._shards:
@@ -58,9 +147,11 @@ class UnitBuild:
                 raise ValueError(
                     f"{path}: {size} bytes is not a whole number of {record_bytes}-byte records"
                 )
-            self._shards[relative] = np.memmap(
+            mapped = np.memmap(
                 path, dtype=self.dtype, mode="r", shape=(size // record_bytes, width)
             )
+            # A plain ndarray over the map: slices and gathers come out as ordinary arrays.
+            self._shards[relative] = np.asarray(mapped)
         return self._shards[relative]
 
 

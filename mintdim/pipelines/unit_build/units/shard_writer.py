@@ -17,7 +17,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-__all__ = ["ShardRecord", "UnitShardWriter", "shard_name", "unit_dir_name"]
+__all__ = ["ShardRecord", "UnitShardWriter", "shard_name", "shard_path", "unit_dir_name"]
 
 _MIB = 1 << 20
 RECOMMENDED_SHARD_BYTES = 512 * _MIB
@@ -34,9 +34,14 @@ def shard_name(number: int) -> str:
     return f"shard_{number:06d}.bin"
 
 
+def shard_path(unit_size: int, number: int) -> str:
+    """Path of a shard inside the output directory, as manifest.json and sample_index list it."""
+    return f"{unit_dir_name(unit_size)}/{shard_name(number)}"
+
+
 @dataclass(frozen=True, slots=True)
 class ShardRecord:
-    """A closed shard, as listed in manifest.json."""
+    """A closed file of a unit (a shard, or its index), as listed in manifest.json."""
 
     path: str
     unit_size: int
@@ -112,7 +117,7 @@ class UnitShardWriter:
         number = len(self.closed)
         self.closed.append(
             ShardRecord(
-                path=f"{unit_dir_name(self.unit_size)}/{shard_name(number)}",
+                path=shard_path(self.unit_size, number),
                 unit_size=self.unit_size,
                 samples=self._in_shard,
                 bytes=self._bytes,
