@@ -9,7 +9,6 @@ and matplotlib version give the same bytes.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -47,7 +46,11 @@ _SWEEP_TEXT = {
 
 def available() -> bool:
     """Whether matplotlib can be imported."""
-    return importlib.util.find_spec("matplotlib") is not None
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def _pyplot():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import click
 
+from mintdim.cli.plan import plan
 from mintdim.shared.lang import LANGUAGES, set_language
 
 __all__ = ["main"]
@@ -25,3 +26,6 @@ __all__ = ["main"]
 def main(lang: str | None) -> None:
     """MintDim tools for finished builds and unit planning."""
     set_language(lang)
+
+
+main.add_command(plan)

@@ -7,12 +7,28 @@ import pytest
 from mintdim import UnitOverflowError, UnitValidationError, plan_units
 from tests.unit_build.helpers import job, read_json, read_jsonl, reference_encoder, write_jsonl
 
-_WORDS = "model data token unit shard pad build sample template field value train".split()
+_WORDS = [
+    "model",
+    "data",
+    "token",
+    "unit",
+    "shard",
+    "pad",
+    "build",
+    "sample",
+    "template",
+    "field",
+    "value",
+    "train",
+]
 
 
 def _rows(count: int) -> list[dict]:
     # Lengths spread from one word to ~80: enough distinct counts for a real choice.
-    return [{"text": " ".join(_WORDS[(i * 7 + j) % len(_WORDS)] for j in range(1 + (i * 37) % 80))} for i in range(count)]
+    return [
+        {"text": " ".join(_WORDS[(i * 7 + j) % len(_WORDS)] for j in range(1 + (i * 37) % 80))}
+        for i in range(count)
+    ]
 
 
 @pytest.mark.parametrize("workers", [1, 2])

@@ -231,6 +231,8 @@ class ScanResult:
     """Per input file, each sample's exact token count (int64) in line order."""
     lines_by_file: tuple[np.ndarray, ...]
     """Per input file, each sample's 1-based line (int64); blank lines hold no sample."""
+    bytes_per_token: int
+    """Bytes of one shard slot a build with these tokenizers writes (the widest of them)."""
 
     @property
     def token_counts(self) -> np.ndarray:

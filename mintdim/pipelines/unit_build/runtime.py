@@ -32,6 +32,7 @@ from mintdim.pipelines.unit_build.contracts import (
     OutputResult,
     ScanResult,
     TokenizerSpec,
+    token_dtype_for,
 )
 from mintdim.pipelines.unit_build.output.dir import OutputDirectory
 from mintdim.pipelines.unit_build.source.jsonl import RawBatch, read_raw_batches
@@ -180,7 +181,13 @@ def run_scan(
         files=tuple(f.path for f in plan.files),
         by_file=tuple(_joined(parts) for parts in counts),
         lines_by_file=tuple(_joined(parts) for parts in lines),
+        bytes_per_token=max(_slot_bytes(encoders[f.tokenizer]) for f in plan.files),
     )
+
+
+def _slot_bytes(encoder: Encoder) -> int:
+    # Validation of a scan does not refuse a vocabulary no dtype holds: count it as uint32.
+    return np.dtype(token_dtype_for(encoder.vocab_size) or "uint32").itemsize
 
 
 def _joined(parts: list[np.ndarray]) -> np.ndarray:
