@@ -119,9 +119,12 @@ def render_markdown(doc: dict[str, Any]) -> str:
     for rank, row in enumerate(doc["jobs"], start=1):
         overrides = " ".join(row["overrides"]) or "(defaults)"
         if row["status"] != "completed":
+            overflowing = row.get("overflowing_samples")
+            why = row["error_headline"]
+            if overflowing is not None:
+                why += f" ({overflowing:,} overflowing samples)"
             lines.append(
-                f"| - | {row['job']} | {_cell(overrides)} | FAILED: {_cell(row['error_headline'])} "
-                "| | | | | | | |"
+                f"| - | {row['job']} | {_cell(overrides)} | FAILED: {_cell(why)} | | | | | | | |"
             )
             continue
         sizes = " / ".join(",".join(str(s) for s in sizes) for sizes in row["sizes"])
@@ -145,6 +148,12 @@ def render_markdown(doc: dict[str, Any]) -> str:
             )
             + " |"
         )
+    links = [f"[padding per unit set]({doc['picture']})"] if doc.get("picture") else []
+    for row in doc["jobs"]:
+        for picture in row.get("pictures", []):
+            links.append(f"[job {row['job']}: token lengths and planned units]({picture})")
+    if links:
+        lines += ["", "Pictures: " + " · ".join(links)]
     return "\n".join(lines) + "\n"
 
 

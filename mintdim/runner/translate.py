@@ -6,7 +6,7 @@ and handed to the public fluent API, step by step::
     pipeline("unit-build")
       .source.jsonl(files=source.files, fields=source.fields, templates=source.templates)
       .tokenizer.<tokenizer.type>([{"path": p} for p in tokenizer.path])
-      .units(sizes=units.sizes, build_batch=units.build_batch)
+      .units(sizes=units.sizes, build_batch=units.build_batch, count=units.count, ...)
       .output.dir(output.dir, samples_per_shard=output.samples_per_shard)
       .run(workers=workers, progress=progress)
 
@@ -44,7 +44,7 @@ __all__ = [
 BUILD_KEYS = {
     "source": ("files", "fields", "templates"),
     "tokenizer": ("type", "path"),
-    "units": ("sizes", "build_batch"),
+    "units": ("sizes", "build_batch", "count", "align", "max_size", "cost", "unit_cost"),
     "output": ("dir", "samples_per_shard"),
 }
 """Every config key that reaches the fluent API, by group."""
@@ -100,7 +100,7 @@ def fluent_arguments(
             "templates": v["source", "templates"],
         },
         "tokenizer": {"type": v["tokenizer", "type"], "config": tokenizer},
-        "units": {"sizes": v["units", "sizes"], "build_batch": v["units", "build_batch"]},
+        "units": {key: v["units", key] for key in BUILD_KEYS["units"]},
         "output.dir": {
             "path": v["output", "dir"],
             "samples_per_shard": v["output", "samples_per_shard"],
