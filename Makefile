@@ -1,12 +1,13 @@
 # MintDim: `make demo` and `make test` each set up everything on a fresh machine.
-# Both create .venv when it is absent and (re)install MintDim into it when pyproject.toml changed.
+# Both create .venv when it is absent and (re)install MintDim into it when pyproject.toml changed,
+# with the `dev` extra: the test tools and every optional extra (pyproject.toml lists them).
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.mintdim-installed
 
-.PHONY: demo test lint examples tokenizers readme install clean
+.PHONY: demo test lint examples tokenizers install clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,8 +22,12 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python -m mintdim.run
 
-test: $(STAMP)
-	$(BIN)/python -m pytest
+# The lint runs first: a ruff finding fails the suite before any test runs. pytest's exit 5 means
+# it collected no test at all (a broken checkout or collection), which must not pass as green.
+test: lint
+	$(BIN)/python -m pytest || { status=$$?; \
+		if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests (exit 5)" >&2; fi; \
+		exit $$status; }
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -33,9 +38,6 @@ examples: $(STAMP)
 
 tokenizers: $(STAMP)
 	$(BIN)/python scripts/train_demo_tokenizers.py
-
-readme: $(STAMP)
-	$(BIN)/python scripts/sync_readme.py
 
 clean:
 	rm -rf outputs multirun .pytest_cache .ruff_cache

@@ -5,7 +5,7 @@
 
 It runs the padding sweep of the bundled demo with the runner, exactly as a user would::
 
-    python -m mintdim.run -m units=small,medium,large workers=1 \\
+    python -m mintdim.run -m units=small,medium,large,fixed workers=1 \\
         hydra.sweep.dir=<dir> 'hydra.sweep.subdir=${hydra:runtime.choices.units}'
 
 from the repository root, so the demo files are recorded as ``mintdim/demo/...`` (see
@@ -28,7 +28,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 TARGET = REPO / "outputs_examples" / "demo_sweep"
-UNIT_SETS = ("small", "medium", "large")
+UNIT_SETS = ("small", "medium", "large", "fixed")
 SUMMARY_FILES = ("sweep_summary.json", "sweep_summary.md")
 
 

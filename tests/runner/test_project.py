@@ -1,4 +1,4 @@
-"""The project around the runner: README examples, committed outputs, demo tokenizers, the wheel."""
+"""The project around the runner: README examples, committed outputs, demo tokenizers, the wheel, CI."""
 
 from __future__ import annotations
 
@@ -55,18 +55,6 @@ def test_outputs_examples_readme_example_runs(monkeypatch) -> None:
     namespace: dict = {}
     exec(compile(block, "outputs_examples/README.md", "exec"), namespace)  # noqa: S102
     assert len(namespace["tokens"]) == namespace["row"]["token_count"]
-
-
-def test_readme_error_catalogue_matches_docs() -> None:
-    done = script("sync_readme.py", "--check")
-    assert done.returncode == 0, done.stdout + done.stderr
-
-
-def test_readme_names_every_bundled_option() -> None:
-    text = README.read_text(encoding="utf-8")
-    conf = REPO / "conf"
-    for path in conf.glob("*/*.yaml"):
-        assert f"`{path.stem}`" in text, f"README does not mention {path.parent.name}={path.stem}"
 
 
 def test_outputs_examples_are_rebuilt_byte_for_byte() -> None:
@@ -155,14 +143,19 @@ def test_the_wheel_ships_conf_and_demo_and_runs_from_elsewhere(tmp_path) -> None
     assert str(site_demo) in manifest.read_text()
 
 
-def test_ci_runs_exactly_the_readme_test_command() -> None:
+def test_ci_runs_exactly_the_readme_test_command_and_it_lints_first() -> None:
     ci = (REPO / ".ci" / "run").read_text()
     assert ci.startswith("#!/usr/bin/env bash\n")
     assert "set -euo pipefail" in ci and ci.rstrip().endswith("make test")
     assert os.access(REPO / ".ci" / "run", os.X_OK)
     assert "make test" in README.read_text() and "make demo" in README.read_text()
     makefile = (REPO / "Makefile").read_text()
-    assert re.search(r"^test: \$\(STAMP\)\n\t\$\(BIN\)/python -m pytest$", makefile, re.M)
+    assert re.search(r"^test: lint\n\t\$\(BIN\)/python -m pytest\b", makefile, re.M)
+    assert re.search(
+        r"^lint: \$\(STAMP\)\n\t\$\(BIN\)/ruff check \.\n\t\$\(BIN\)/ruff format --check \.$",
+        makefile,
+        re.M,
+    )
     assert 'pip install --quiet -e ".[dev]"' in makefile
 
 
