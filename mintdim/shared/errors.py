@@ -1,71 +1,71 @@
-"""MintDim's error hierarchy: every error a user can meet, in English and Vietnamese.
+"""MintDim's errors: every error a user can meet, each declared once, in English and Vietnamese.
 
-Each error keeps the facts of the failure as attributes (``err.file``, ``err.line``,
-``err.field`` ...) and renders them through an English and a Vietnamese text that follow
-the error catalogue of the spec (section "message errors"): a first line ``ErrorName:``,
-one sentence, then blank-line separated ``Header:`` sections. Facts the catalogue does
-not show go in extra sections after the catalogue's own ones.
+A message follows the error catalogue of the spec (section "message errors"): a first line
+``ErrorName:``, one sentence, then blank-line separated ``Header:`` sections. Facts the catalogue
+does not show go in extra sections after the catalogue's own ones. ``str(err)`` is the text in
+the current language (:func:`get_language`); ``err.message("en")`` and ``err.message("vi")``
+give one language explicitly.
 
-``str(err)`` is the text in the current language: the one given to :func:`set_language`,
-else the environment variable ``MINTDIM_LANG`` (read at call time), else English.
-``err.message("en")`` and ``err.message("vi")`` give one language explicitly.
+How to add an error
+-------------------
+Subclass :class:`MintDimError` and the builtin a caller would catch, and declare three things::
 
-Errors are raised in worker processes and re-raised in the parent, so every error
-pickles: the base class rebuilds it from its constructor keywords.
+    class SourceParseError(MintDimError, ValueError):
+        '''Raised when a JSONL line is not valid JSON, not UTF-8, or not a JSON object.'''
+
+        _REASONS = {"invalid_json": Bilingual("invalid JSON syntax", "JSON không hợp lệ"), ...}
+
+        file: str                        # 1. the facts: annotated fields, a default makes
+        line: int                        #    one optional, _choice() lists the valid codes
+        reason: str = _choice(_REASONS)
+        detail: str = ""
+
+        summary = Bilingual("JSONL line could not be parsed.", "Không đọc được dòng JSONL.")
+
+        def _sections(self):             # 2. the text: (header, *lines) blocks, both
+            yield "File", self.file      #    languages side by side in each Bilingual
+            yield _H.LINE, self.line
+            ...
+
+        examples = ({"file": "./data/alpaca.jsonl", "line": 18291, "reason": "invalid_json"},)
+
+1. **Facts.** Annotated fields become the keyword-only constructor, the attributes
+   (``err.file``), the repr and the pickled state: errors are raised in worker processes and
+   re-raised in the parent. A ``list[...]`` fact is stored as a list of its own. ``_check()``
+   may validate or complete facts after they are set.
+2. **Text.** ``summary`` is the sentence under ``Name:`` (a property when it depends on the
+   facts; ``None`` for none), and ``_sections()`` yields the blocks under it: ``(header,
+   *lines)`` tuples, or a bare text for a closing sentence. A header or line is a
+   :class:`~mintdim.shared.lang.Bilingual` filled in with the error's facts (``"{line}"``),
+   ``_say(text, **more)`` for a text with computed fields, or a plain value shown as it is in
+   both languages. Which blocks appear when is decided once, in ``_sections``; no text is
+   written twice.
+3. **Examples.** ``examples`` holds the facts of one or more representative instances. Defining
+   the class registers it: :func:`error_classes` and ``__all__`` list it, and
+   ``docs/error-catalogue.md`` renders its examples in both languages. Regenerate that file
+   with ``make docs`` (``python -m mintdim.shared.catalogue > docs/error-catalogue.md``); a test
+   fails while it differs from what the classes render.
 """
 
 from __future__ import annotations
 
 import errno
+import inspect
 import json
 import os
 import signal
-from collections.abc import Iterable
-from typing import Any, ClassVar
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, NamedTuple
 
-from mintdim.shared.lang import LANGUAGES, get_language, set_language
-from mintdim.shared.lang import check_language as _check_language
+from mintdim.shared.lang import LANGUAGES, Bilingual, check_language, get_language, set_language
 
-__all__ = [
-    "LANGUAGES",
-    "BuildInterruptedError",
-    "ConfigValueError",
-    "DemoFileError",
-    "FieldMappingError",
-    "FieldValueTypeError",
-    "MintDimError",
-    "MintDimFileNotFoundError",
-    "OutputConflictError",
-    "OutputMappingError",
-    "OutputValidationError",
-    "PipelineValidationError",
-    "RunOptionError",
-    "SampleSchemaError",
-    "SamplesPerShardError",
-    "SourceParseError",
-    "SourceValidationError",
-    "SweepOutputError",
-    "TemplateFieldMismatchError",
-    "TemplateMappingError",
-    "TemplateSyntaxError",
-    "TemplateTokenizerError",
-    "TokenDTypeValidationError",
-    "TokenizerEncodeError",
-    "TokenizerLoadError",
-    "TokenizerMappingError",
-    "TokenizerSpecialTokenError",
-    "TokenizerValidationError",
-    "UnitMappingError",
-    "UnitOverflowError",
-    "UnitValidationError",
-    "UnknownConfigKeyError",
-    "UnknownPipelineError",
-    "WorkerError",
-    "error_classes",
-    "format_location",
-    "get_language",
-    "set_language",
-]
+_REGISTRY: list[type[MintDimError]] = []
+
+
+def error_classes() -> tuple[type[MintDimError], ...]:
+    """Every concrete MintDim error class, in catalogue order (the abstract bases excluded)."""
+    return tuple(_REGISTRY)
 
 
 def format_location(file: str, line: int) -> str:
@@ -74,28 +74,76 @@ def format_location(file: str, line: int) -> str:
 
 
 # ---------------------------------------------------------------------------
-# Rendering helpers
+# The declaration kit: facts, codes and texts
 # ---------------------------------------------------------------------------
 
+_REQUIRED: Any = object()
+"""Default of a fact the constructor must be given."""
 
-def _section(header: str, *lines: object) -> str:
-    """One headed section: ``Header:`` then one line per item."""
-    return "\n".join([f"{header}:", *(str(line) for line in lines)])
+
+@dataclass(frozen=True)
+class _Choice:
+    """The default of a fact that is one of a closed set of codes (see :func:`choice`)."""
+
+    codes: tuple[str, ...]
+    default: Any = _REQUIRED
+
+
+def _choice(codes: Iterable[str], default: Any = _REQUIRED) -> Any:
+    """Declare a fact whose value must be one of ``codes`` (e.g. the keys of a text table)."""
+    return _Choice(tuple(codes), default)
+
+
+@dataclass(frozen=True)
+class _Fact:
+    default: Any
+    codes: tuple[str, ...] | None
+    is_list: bool
+
+
+@dataclass(frozen=True)
+class _Said:
+    """A text with fields of its own, e.g. one line per item of a list."""
+
+    text: Bilingual | str
+    fields: dict[str, Any] = field(default_factory=dict)
+
+
+def _say(text: Bilingual | str, **fields: Any) -> _Said:
+    """``text`` filled in with ``fields`` on top of the error's facts; a str is both languages."""
+    return _Said(text, fields)
+
+
+class _Noun(NamedTuple):
+    """A counted noun: English singular and plural, and the Vietnamese word."""
+
+    one: str
+    many: str
+    vi: str
+
+
+_RECEIVED = Bilingual(
+    "Received {file_count} {files} but {got} {noun_en}",
+    "Nhận {file_count} file đầu vào nhưng {has} {got} {noun_vi}",
+)
+
+
+def _received(file_count: int, got: int, noun: _Noun) -> _Said:
+    """ "Received 3 input files but 2 templates": a per-file list of the wrong length."""
+    return _say(
+        _RECEIVED,
+        file_count=file_count,
+        got=got,
+        files="input file" if file_count == 1 else "input files",
+        noun_en=noun.one if got == 1 else noun.many,
+        # "chỉ có" means "only has": right when there are too few entries, wrong when too many.
+        has="chỉ có" if got < file_count else "có",
+        noun_vi=noun.vi,
+    )
 
 
 def _bullets(items: Iterable[object]) -> list[str]:
     return [f"- {item}" for item in items]
-
-
-def _compose(name: str, sentence: str | None, *blocks: str | None) -> str:
-    """``Name:``, the sentence on the next line, then blocks separated by blank lines.
-
-    Without a sentence the first block follows the name line directly, as in the
-    catalogue's TemplateFieldMismatchError.
-    """
-    parts = [block for block in blocks if block]
-    first = sentence if sentence is not None else parts.pop(0)
-    return "\n\n".join([f"{name}:\n{first}", *parts])
 
 
 def _quoted(text: str) -> str:
@@ -111,31 +159,26 @@ def _show(value: object) -> str:
     return text
 
 
-def _plural(count: int, singular: str, plural: str) -> str:
-    return f"{count} {singular if count == 1 else plural}"
+def _rebuild(cls: type[MintDimError], facts: dict[str, Any]) -> MintDimError:
+    """Unpickle helper: call the constructor again with the stored facts."""
+    return cls(**facts)
 
 
-def _received_en(file_count: int, got: int, singular: str, plural: str) -> str:
-    files = _plural(file_count, "input file", "input files")
-    return f"Received {files} but {_plural(got, singular, plural)}"
+class _H:
+    """Headers several errors share."""
 
-
-def _received_vi(file_count: int, got: int, noun: str) -> str:
-    # "chỉ có" means "only has": right when there are too few entries, wrong when too many.
-    has = "chỉ có" if got < file_count else "có"
-    return f"Nhận {file_count} file đầu vào nhưng {has} {got} {noun}"
-
-
-def _check_code(kind: str, code: object, valid: Iterable[str]) -> None:
-    valid = tuple(valid)
-    if code not in valid:
-        names = ", ".join(repr(name) for name in valid)
-        raise ValueError(f"unknown {kind} {code!r}; valid codes: {names}")
-
-
-def _rebuild(cls: type[MintDimError], kwargs: dict[str, Any]) -> MintDimError:
-    """Unpickle helper: call the constructor again with the stored keywords."""
-    return cls(**kwargs)
+    FIX = Bilingual("Fix", "Cách sửa")
+    PROBLEM = Bilingual("Problem", "Vấn đề")
+    RULES = Bilingual("Rules", "Quy tắc")
+    RULE = Bilingual("Rule", "Quy tắc")
+    REASON = Bilingual("Reason", "Lý do")
+    LINE = Bilingual("Line", "Dòng")
+    SAMPLE = Bilingual("Sample", "Mẫu")
+    DIRECTORY = Bilingual("Directory", "Thư mục")
+    METHOD = Bilingual("Method", "Phương thức")
+    FILE_INDEX = Bilingual("File index", "Vị trí file")
+    TOKENIZER_INDEX = Bilingual("Tokenizer index", "Vị trí tokenizer")
+    LIBRARY_ERROR = Bilingual("Library error", "Lỗi thư viện")
 
 
 # ---------------------------------------------------------------------------
@@ -144,45 +187,121 @@ def _rebuild(cls: type[MintDimError], kwargs: dict[str, Any]) -> MintDimError:
 
 
 class MintDimError(Exception):
-    """Base of every MintDim error: structured facts rendered in English and Vietnamese.
+    """Base of every MintDim error: declared facts rendered in English and Vietnamese."""
 
-    Subclasses pass their constructor keywords to ``MintDimError.__init__``; each keyword
-    becomes an attribute and is kept for pickling. A subclass renders its text in
-    ``_render(lang)``.
-    """
+    summary: ClassVar[Bilingual | _Said | None] = None
+    """The sentence under ``Name:``."""
+    examples: ClassVar[tuple[dict[str, Any], ...]]
+    """Facts of representative instances, rendered by the error catalogue."""
+    _facts: ClassVar[dict[str, _Fact]] = {}
 
-    def __init__(self, **kwargs: Any) -> None:
-        self._init_kwargs = dict(kwargs)
-        for name, value in kwargs.items():
-            setattr(self, name, value)
+    def __init_subclass__(cls, abstract: bool = False, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        facts: dict[str, _Fact] = {}
+        for klass in reversed(cls.__mro__):
+            for name, annotation in inspect.get_annotations(klass).items():
+                if name.startswith("_") or str(annotation).startswith("ClassVar"):
+                    continue
+                value = klass.__dict__.get(name, _REQUIRED)
+                codes = value.codes if isinstance(value, _Choice) else None
+                default = value.default if isinstance(value, _Choice) else value
+                facts[name] = _Fact(default, codes, str(annotation).startswith("list"))
+        cls._facts = facts
+        cls.__signature__ = inspect.Signature(
+            [
+                inspect.Parameter(
+                    name,
+                    inspect.Parameter.KEYWORD_ONLY,
+                    default=inspect.Parameter.empty if fact.default is _REQUIRED else fact.default,
+                )
+                for name, fact in facts.items()
+            ]
+        )
+        if not abstract:
+            if not getattr(cls, "examples", ()):
+                raise TypeError(f"{cls.__name__} declares no examples")
+            _REGISTRY.append(cls)
+
+    def __init__(self, **facts: Any) -> None:
+        name = type(self).__name__
+        unknown = sorted(facts.keys() - self._facts.keys())
+        if unknown:
+            raise TypeError(f"{name}() got unexpected keyword arguments: {', '.join(unknown)}")
+        missing = [
+            key
+            for key, fact in self._facts.items()
+            if fact.default is _REQUIRED and key not in facts
+        ]
+        if missing:
+            raise TypeError(f"{name}() missing keyword arguments: {', '.join(missing)}")
+        for key, fact in self._facts.items():
+            value = facts.get(key, fact.default)
+            if fact.codes is not None and value not in fact.codes:
+                valid = ", ".join(repr(code) for code in fact.codes)
+                raise ValueError(f"unknown {name}.{key} {value!r}; valid: {valid}")
+            setattr(self, key, list(value) if fact.is_list and value is not None else value)
+        self._check()
         super().__init__(*self._exception_args())
+
+    def _check(self) -> None:
+        """Validate or complete facts after they are set (the default: nothing to do)."""
 
     def _exception_args(self) -> tuple[object, ...]:
         """``args`` for the builtin base: the English text, so nothing is lost."""
         return (self.message("en"),)
 
-    def _render(self, lang: str) -> str:
-        raise NotImplementedError(f"{type(self).__name__} does not define _render")
+    def _sections(self) -> Iterator[Any]:
+        """The blocks under the sentence: ``(header, *lines)`` tuples or bare texts."""
+        return iter(())
+
+    def facts(self) -> dict[str, Any]:
+        """The facts of this error by name, as given to (or completed by) the constructor."""
+        return {key: getattr(self, key) for key in self._facts}
 
     def message(self, lang: str | None = None) -> str:
         """The full text in ``lang`` ("en" or "vi"); ``None`` means :func:`get_language`."""
-        return self._render(get_language() if lang is None else _check_language(lang))
+        lang = get_language() if lang is None else check_language(lang)
+        blocks = [] if self.summary is None else [self._text(self.summary, lang)]
+        for block in self._sections():
+            if isinstance(block, tuple):
+                header, *lines = block
+                block = "\n".join(
+                    [f"{self._text(header, lang)}:", *(self._text(line, lang) for line in lines)]
+                )
+            else:
+                block = self._text(block, lang)
+            blocks.append(block)
+        return "\n\n".join([f"{type(self).__name__}:\n{blocks[0]}", *blocks[1:]])
+
+    def _text(self, piece: Any, lang: str) -> str:
+        """One header, line or sentence in ``lang``."""
+        if isinstance(piece, Bilingual):
+            piece = _Said(piece)
+        if not isinstance(piece, _Said):
+            return str(piece)
+        own = {
+            key: self._text(value, lang) if isinstance(value, Bilingual | _Said) else value
+            for key, value in piece.fields.items()
+        }
+        text = (
+            piece.text if isinstance(piece.text, Bilingual) else Bilingual(piece.text, piece.text)
+        )
+        return text.render(lang, **{**self.facts(), **own})
 
     def __str__(self) -> str:
         return self.message()
 
     def __repr__(self) -> str:
-        arguments = ", ".join(f"{key}={value!r}" for key, value in self._init_kwargs.items())
+        arguments = ", ".join(f"{key}={value!r}" for key, value in self.facts().items())
         return f"{type(self).__name__}({arguments})"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # Rebuild from the constructor keywords, then restore attributes computed at
-        # construction (such as ``cwd``) so the parent sees what the worker saw.
-        return (_rebuild, (type(self), self._init_kwargs), dict(self.__dict__))
+        # Rebuild from the facts, then restore anything else set on the instance (notes).
+        return (_rebuild, (type(self), self.facts()), dict(self.__dict__))
 
 
 # ---------------------------------------------------------------------------
-# Catalogue errors (spec, "message errors")
+# Catalogue errors (spec, "message errors"), in catalogue order
 # ---------------------------------------------------------------------------
 
 
@@ -191,21 +310,13 @@ class PipelineValidationError(MintDimError, ValueError):
 
     missing: list[str]
 
-    def __init__(self, *, missing: list[str]) -> None:
-        super().__init__(missing=list(missing))
+    summary = Bilingual(
+        "Pipeline configuration is incomplete.", "Pipeline chưa được cấu hình đầy đủ."
+    )
+    examples = ({"missing": ["units.build_batch", "output.samples_per_shard"]},)
 
-    def _render(self, lang: str) -> str:
-        if lang == "en":
-            return _compose(
-                "PipelineValidationError",
-                "Pipeline configuration is incomplete.",
-                _section("Missing", *_bullets(self.missing)),
-            )
-        return _compose(
-            "PipelineValidationError",
-            "Pipeline chưa được cấu hình đầy đủ.",
-            _section("Thiếu", *_bullets(self.missing)),
-        )
+    def _sections(self) -> Iterator[Any]:
+        yield Bilingual("Missing", "Thiếu"), *_bullets(self.missing)
 
 
 class MintDimFileNotFoundError(MintDimError, FileNotFoundError):
@@ -218,113 +329,88 @@ class MintDimFileNotFoundError(MintDimError, FileNotFoundError):
 
     context: str
     path: str
-    cwd: str
+    cwd: str | None = None
 
-    def __init__(self, *, context: str, path: str) -> None:
-        self.cwd = os.getcwd()
-        super().__init__(context=context, path=path)
+    summary = Bilingual("Required file was not found.", "Không tìm thấy file cần dùng.")
+    examples = (
+        {"context": "source", "path": "./data/train.jsonl", "cwd": "/home/user/project"},
+        {"context": "tokenizer", "path": "/models/tokenizer.model", "cwd": "/home/user/project"},
+    )
+
+    def _check(self) -> None:
+        if self.cwd is None:
+            self.cwd = os.getcwd()
 
     def _exception_args(self) -> tuple[object, ...]:
         return (errno.ENOENT, os.strerror(errno.ENOENT), self.path)
 
-    def _render(self, lang: str) -> str:
+    def _sections(self) -> Iterator[Any]:
+        yield "Context", self.context
+        yield Bilingual("Missing file", "File thiếu"), self.path
         expanded = os.path.expanduser(self.path)
-        relative = not os.path.isabs(expanded)
-        resolved = os.path.normpath(os.path.join(self.cwd, expanded))
-        if lang == "en":
-            if relative:
-                fix = _section(
-                    "Fix",
-                    f"relative paths are resolved from the current working directory: {self.cwd}",
-                    f"looked for: {resolved}",
+        looked_for = _say(
+            Bilingual("looked for: {resolved}", "đã tìm tại: {resolved}"),
+            resolved=os.path.normpath(os.path.join(self.cwd, expanded)),
+        )
+        if not os.path.isabs(expanded):
+            yield (
+                _H.FIX,
+                Bilingual(
+                    "relative paths are resolved from the current working directory: {cwd}",
+                    "đường dẫn tương đối được tính từ thư mục làm việc hiện tại: {cwd}",
+                ),
+                looked_for,
+                Bilingual(
                     "check the path, or run from the directory the path is relative to",
-                )
-            else:
-                fix = _section(
-                    "Fix",
-                    *([f"looked for: {resolved}"] if expanded != self.path else []),
-                    "check that the file exists at this absolute path",
-                )
-            return _compose(
-                "MintDimFileNotFoundError",
-                "Required file was not found.",
-                _section("Context", self.context),
-                _section("Missing file", self.path),
-                fix,
-            )
-        if relative:
-            fix = _section(
-                "Cách sửa",
-                f"đường dẫn tương đối được tính từ thư mục làm việc hiện tại: {self.cwd}",
-                f"đã tìm tại: {resolved}",
-                "kiểm tra lại đường dẫn, hoặc chạy lệnh từ đúng thư mục mà đường dẫn này dựa vào",
+                    "kiểm tra lại đường dẫn, hoặc chạy lệnh từ đúng thư mục mà đường dẫn này dựa vào",
+                ),
             )
         else:
-            fix = _section(
-                "Cách sửa",
-                *([f"đã tìm tại: {resolved}"] if expanded != self.path else []),
-                "kiểm tra file có tồn tại ở đường dẫn tuyệt đối này không",
+            yield (
+                _H.FIX,
+                *([looked_for] if expanded != self.path else []),
+                Bilingual(
+                    "check that the file exists at this absolute path",
+                    "kiểm tra file có tồn tại ở đường dẫn tuyệt đối này không",
+                ),
             )
-        return _compose(
-            "MintDimFileNotFoundError",
-            "Không tìm thấy file cần dùng.",
-            _section("Context", self.context),
-            _section("File thiếu", self.path),
-            fix,
-        )
 
 
 class SourceParseError(MintDimError, ValueError):
-    """Raised when a JSONL line is not valid JSON, not UTF-8, or not a JSON object."""
+    """Raised when a JSONL line is not valid JSON, not valid UTF-8, or not a JSON object."""
+
+    _REASONS: ClassVar[dict[str, Bilingual]] = {
+        "invalid_json": Bilingual("invalid JSON syntax", "JSON không hợp lệ"),
+        "invalid_utf8": Bilingual("bytes are not valid UTF-8", "byte không phải UTF-8 hợp lệ"),
+        "not_object": Bilingual("JSON value is not an object", "giá trị JSON không phải object"),
+    }
 
     file: str
     line: int
-    reason: str
-    detail: str
+    reason: str = _choice(_REASONS)
+    detail: str = ""
 
-    _REASONS: ClassVar[dict[str, tuple[str, str]]] = {
-        "invalid_json": ("invalid JSON syntax", "JSON không hợp lệ"),
-        "invalid_utf8": ("bytes are not valid UTF-8", "byte không phải UTF-8 hợp lệ"),
-        "not_object": ("JSON value is not an object", "giá trị JSON không phải object"),
-    }
+    summary = Bilingual("JSONL line could not be parsed.", "Không đọc được dòng JSONL.")
+    examples = (
+        {"file": "./data/alpaca.jsonl", "line": 18291, "reason": "invalid_json"},
+        {"file": "./data/alpaca.jsonl", "line": 7, "reason": "not_object", "detail": "array"},
+    )
 
-    def __init__(self, *, file: str, line: int, reason: str, detail: str = "") -> None:
-        _check_code("reason", reason, self._REASONS)
-        super().__init__(file=file, line=line, reason=reason, detail=detail)
-
-    def _reason_lines(self, lang: str) -> list[str]:
-        en, vi = self._REASONS[self.reason]
-        lines = [en if lang == "en" else vi]
-        if self.detail:
-            if self.reason == "not_object":
-                lines.append(f"{'found' if lang == 'en' else 'tìm thấy'}: {self.detail}")
-            else:
-                lines.append(self.detail)
-        return lines
-
-    def _render(self, lang: str) -> str:
-        if lang == "en":
-            return _compose(
-                "SourceParseError",
-                "JSONL line could not be parsed.",
-                _section("File", self.file),
-                _section("Line", self.line),
-                _section("Reason", *self._reason_lines(lang)),
-                _section(
-                    "Fix",
-                    "each line must be one JSON object encoded as UTF-8; "
-                    f"fix or remove line {self.line}",
-                ),
-            )
-        return _compose(
-            "SourceParseError",
-            "Không đọc được dòng JSONL.",
-            _section("File", self.file),
-            _section("Dòng", self.line),
-            _section("Lý do", *self._reason_lines(lang)),
-            _section(
-                "Cách sửa",
-                f"mỗi dòng phải là một JSON object mã hóa UTF-8; hãy sửa hoặc xóa dòng {self.line}",
+    def _sections(self) -> Iterator[Any]:
+        yield "File", self.file
+        yield _H.LINE, self.line
+        if not self.detail:
+            detail = []
+        elif self.reason == "not_object":
+            detail = [Bilingual("found: {detail}", "tìm thấy: {detail}")]
+        else:
+            detail = [self.detail]
+        yield _H.REASON, self._REASONS[self.reason], *detail
+        yield (
+            _H.FIX,
+            Bilingual(
+                "each line must be one JSON object encoded as UTF-8; fix or remove line {line}",
+                "mỗi dòng phải là một JSON object mã hóa UTF-8; hãy sửa hoặc xóa dòng {line}",
             ),
         )
 
@@ -338,93 +424,86 @@ class SampleSchemaError(MintDimError, ValueError):
     missing_fields: list[str]
     available_keys: list[str]
 
-    def __init__(
-        self,
-        *,
-        file: str,
-        line: int,
-        declared_fields: list[str],
-        missing_fields: list[str],
-        available_keys: list[str],
-    ) -> None:
-        super().__init__(
-            file=file,
-            line=line,
-            declared_fields=list(declared_fields),
-            missing_fields=list(missing_fields),
-            available_keys=list(available_keys),
-        )
+    summary = Bilingual(
+        "JSONL sample is missing declared fields.", "Sample JSONL thiếu fields đã khai báo."
+    )
+    examples = (
+        {
+            "file": "./data/alpaca.jsonl",
+            "line": 18291,
+            "declared_fields": ["instruction", "input", "output"],
+            "missing_fields": ["input"],
+            "available_keys": ["instruction", "output", "metadata"],
+        },
+    )
 
-    def _render(self, lang: str) -> str:
-        if lang == "en":
-            return _compose(
-                "SampleSchemaError",
-                "JSONL sample is missing declared fields.",
-                _section("File", self.file),
-                _section("Line", self.line),
-                _section("Declared fields", *self.declared_fields),
-                _section("Missing fields", *self.missing_fields),
-                _section("Available keys", *self.available_keys),
-            )
-        return _compose(
-            "SampleSchemaError",
-            "Sample JSONL thiếu fields đã khai báo.",
-            _section("File", self.file),
-            _section("Dòng", self.line),
-            _section("Fields đã khai báo", *self.declared_fields),
-            _section("Fields bị thiếu", *self.missing_fields),
-            _section("Keys hiện có", *self.available_keys),
-        )
+    def _sections(self) -> Iterator[Any]:
+        yield "File", self.file
+        yield _H.LINE, self.line
+        yield Bilingual("Declared fields", "Fields đã khai báo"), *self.declared_fields
+        yield Bilingual("Missing fields", "Fields bị thiếu"), *self.missing_fields
+        yield Bilingual("Available keys", "Keys hiện có"), *self.available_keys
 
 
 class TokenizerValidationError(MintDimError, ValueError):
     """Raised when a tokenizer config is malformed or its file format is unsupported.
 
-    Create it with :meth:`config` (structural config problem) or
-    :meth:`unsupported_format` (file extension does not match the method). Attributes:
-    ``component`` ("config" or "format"), ``problem``, ``index``, ``path``, ``method``,
-    ``got``.
+    Create it with :meth:`config` (structural config problem) or :meth:`unsupported_format`
+    (file extension does not match the method).
     """
 
-    component: str
-    problem: str
-    index: int
-    path: str | None
-    method: str | None
-    got: object
-
-    _CONFIG_PROBLEMS = ("not_dict", "missing_path", "path_not_string", "unknown_keys")
+    _SPECIAL = Bilingual(
+        "unk_id and pad_id are loaded from the tokenizer library.",
+        "unk_id và pad_id được lấy từ thư viện tokenizer.",
+    )
+    _CONFIG_PROBLEMS: ClassVar[dict[str, Bilingual]] = {
+        "not_dict": Bilingual(
+            "tokenizer config must be a dict, got {got}.",
+            "config tokenizer phải là dict, hiện tại là {got}.",
+        ),
+        "missing_path": Bilingual(
+            "tokenizer config is missing the required key: path.",
+            "config tokenizer thiếu key bắt buộc: path.",
+        ),
+        "path_not_string": Bilingual(
+            "tokenizer config key path must be a string, got {got}.",
+            "key path trong config tokenizer phải là string, hiện tại là {got}.",
+        ),
+        "unknown_keys": Bilingual(
+            "tokenizer config has unknown keys: {got!r}. {tail}",
+            "config tokenizer có key không hợp lệ: {got!r}. {tail}",
+        ),
+    }
     _METHODS: ClassVar[dict[str, str]] = {"sentencepiece": ".model", "hf_json": ".json"}
-    _RULES_EN = (
-        "config must be a dict with key: path",
-        "path must be a string",
-        "unk_id and pad_id are loaded from the tokenizer library",
-    )
-    _RULES_VI = (
-        "config phải là dict có key: path",
-        "path phải là string",
-        "unk_id và pad_id được lấy từ thư viện tokenizer",
+
+    component: str = _choice(("config", "format"))
+    problem: str = _choice((*_CONFIG_PROBLEMS, "unsupported_format"))
+    index: int
+    path: str | None = None
+    method: str | None = None
+    got: object = None
+
+    examples = (
+        {"component": "config", "problem": "unknown_keys", "index": 0, "got": ["pad_id"]},
+        {
+            "component": "format",
+            "problem": "unsupported_format",
+            "index": 0,
+            "path": "./tokenizer/tokenizer.json",
+            "method": "sentencepiece",
+        },
     )
 
-    def __init__(
-        self,
-        *,
-        component: str,
-        problem: str,
-        index: int,
-        path: str | None = None,
-        method: str | None = None,
-        got: object = None,
-    ) -> None:
-        _check_code("component", component, ("config", "format"))
-        if component == "config":
-            _check_code("tokenizer config problem", problem, self._CONFIG_PROBLEMS)
-        else:
-            _check_code("tokenizer format problem", problem, ("unsupported_format",))
-            _check_code("tokenizer method", method, self._METHODS)
-        super().__init__(
-            component=component, problem=problem, index=index, path=path, method=method, got=got
-        )
+    def _check(self) -> None:
+        is_config = self.problem in self._CONFIG_PROBLEMS
+        if is_config != (self.component == "config"):
+            raise ValueError(
+                f"problem {self.problem!r} does not belong to component {self.component!r}"
+            )
+        if not is_config and self.method not in self._METHODS:
+            raise ValueError(
+                f"unknown tokenizer method {self.method!r}; valid: {', '.join(self._METHODS)}"
+            )
 
     @classmethod
     def config(cls, *, index: int, problem: str, got: object = None) -> TokenizerValidationError:
@@ -442,201 +521,217 @@ class TokenizerValidationError(MintDimError, ValueError):
             component="format", problem="unsupported_format", index=index, path=path, method=method
         )
 
-    def _problem_text(self, lang: str) -> str:
-        got = self.got
-        if self.problem == "not_dict":
-            if lang == "en":
-                return f"tokenizer config must be a dict, got {got}."
-            return f"config tokenizer phải là dict, hiện tại là {got}."
-        if self.problem == "missing_path":
-            if lang == "en":
-                return "tokenizer config is missing the required key: path."
-            return "config tokenizer thiếu key bắt buộc: path."
-        if self.problem == "path_not_string":
-            if lang == "en":
-                return f"tokenizer config key path must be a string, got {got}."
-            return f"key path trong config tokenizer phải là string, hiện tại là {got}."
-        keys = list(got) if isinstance(got, list | tuple) else got
-        special = isinstance(keys, list) and bool({"unk_id", "pad_id"} & set(keys))
-        if lang == "en":
-            tail = (
-                "unk_id and pad_id are loaded from the tokenizer library."
-                if special
-                else "The only allowed key is path."
-            )
-            return f"tokenizer config has unknown keys: {keys!r}. {tail}"
-        tail = (
-            "unk_id và pad_id được lấy từ thư viện tokenizer."
-            if special
-            else "Key duy nhất được phép là path."
-        )
-        return f"config tokenizer có key không hợp lệ: {keys!r}. {tail}"
-
-    def _method_lines(self, lang: str) -> list[str]:
-        expected = self._METHODS[self.method]
-        if lang == "en":
-            lines = [f".tokenizer.{self.method} expects a {expected} file"]
-        else:
-            lines = [f".tokenizer.{self.method} cần file {expected}"]
-        path = str(self.path).lower()
-        for other, extension in self._METHODS.items():
-            if other != self.method and path.endswith(extension):
-                if lang == "en":
-                    lines.append(f"for a {extension} file use .tokenizer.{other}")
-                else:
-                    lines.append(f"với file {extension} hãy dùng .tokenizer.{other}")
-        return lines
-
-    def _render(self, lang: str) -> str:
-        name = "TokenizerValidationError"
-        formats = _bullets(["sentencepiece (.model)", "huggingface tokenizer (.json)"])
+    @property
+    def summary(self) -> Bilingual:
         if self.component == "config":
-            if lang == "en":
-                return _compose(
-                    name,
-                    "Invalid tokenizer config.",
-                    _section("Component", "config"),
-                    _section("Problem", self._problem_text(lang)),
-                    _section("Rules", *_bullets(self._RULES_EN)),
-                    _section("Tokenizer index", self.index),
+            return Bilingual("Invalid tokenizer config.", "Cấu hình tokenizer không hợp lệ.")
+        return Bilingual("Unsupported tokenizer format.", "Định dạng tokenizer chưa được hỗ trợ.")
+
+    def _sections(self) -> Iterator[Any]:
+        if self.component == "config":
+            yield Bilingual("Component", "Thành phần"), "config"
+            special = isinstance(self.got, list) and bool({"unk_id", "pad_id"} & set(self.got))
+            tail = (
+                self._SPECIAL
+                if special
+                else Bilingual("The only allowed key is path.", "Key duy nhất được phép là path.")
+            )
+            yield _H.PROBLEM, _say(self._CONFIG_PROBLEMS[self.problem], tail=tail)
+            yield (
+                _H.RULES,
+                Bilingual(
+                    "- config must be a dict with key: path\n- path must be a string\n"
+                    "- unk_id and pad_id are loaded from the tokenizer library",
+                    "- config phải là dict có key: path\n- path phải là string\n"
+                    "- unk_id và pad_id được lấy từ thư viện tokenizer",
+                ),
+            )
+        else:
+            yield (
+                Bilingual("Supported formats", "Các định dạng hiện hỗ trợ"),
+                "- sentencepiece (.model)",
+                "- huggingface tokenizer (.json)",
+            )
+            yield "File", self.path
+            expects = _say(
+                Bilingual(
+                    ".tokenizer.{method} expects a {extension} file",
+                    ".tokenizer.{method} cần file {extension}",
+                ),
+                extension=self._METHODS[self.method],
+            )
+            use_other = [
+                _say(
+                    Bilingual(
+                        "for a {extension} file use .tokenizer.{other}",
+                        "với file {extension} hãy dùng .tokenizer.{other}",
+                    ),
+                    extension=extension,
+                    other=other,
                 )
-            return _compose(
-                name,
-                "Cấu hình tokenizer không hợp lệ.",
-                _section("Thành phần", "config"),
-                _section("Vấn đề", self._problem_text(lang)),
-                _section("Quy tắc", *_bullets(self._RULES_VI)),
-                _section("Vị trí tokenizer", self.index),
-            )
-        if lang == "en":
-            return _compose(
-                name,
-                "Unsupported tokenizer format.",
-                _section("Supported formats", *formats),
-                _section("File", self.path),
-                _section("Method", *self._method_lines(lang)),
-                _section("Tokenizer index", self.index),
-            )
-        return _compose(
-            name,
-            "Định dạng tokenizer chưa được hỗ trợ.",
-            _section("Các định dạng hiện hỗ trợ", *formats),
-            _section("File", self.path),
-            _section("Phương thức", *self._method_lines(lang)),
-            _section("Vị trí tokenizer", self.index),
-        )
+                for other, extension in self._METHODS.items()
+                if other != self.method and str(self.path).lower().endswith(extension)
+            ]
+            yield _H.METHOD, expects, *use_other
+        yield _H.TOKENIZER_INDEX, self.index
 
 
 class TokenizerSpecialTokenError(MintDimError, ValueError):
     """Raised when the tokenizer library exposes no valid UNK or PAD id."""
 
-    token: str
+    _WHY: ClassVar[dict[str, Bilingual]] = {
+        "unk_id": Bilingual(
+            "UNK is used to count unknown tokens", "UNK dùng để thống kê token không xác định"
+        ),
+        "pad_id": Bilingual(
+            "PAD fills every sample up to its unit size",
+            "PAD dùng để đệm mỗi mẫu cho đủ kích thước unit",
+        ),
+    }
+
+    token: str = _choice(_WHY)
     path: str
     looked_for: str
 
-    _WHY_EN: ClassVar[dict[str, str]] = {
-        "unk_id": "UNK is used to count unknown tokens",
-        "pad_id": "PAD fills every sample up to its unit size",
-    }
-    _WHY_VI: ClassVar[dict[str, str]] = {
-        "unk_id": "UNK dùng để thống kê token không xác định",
-        "pad_id": "PAD dùng để đệm mỗi mẫu cho đủ kích thước unit",
-    }
+    summary = Bilingual(
+        "Tokenizer library did not expose a required special token.",
+        "Thư viện tokenizer không cung cấp special token bắt buộc.",
+    )
+    examples = (
+        {
+            "token": "pad_id",
+            "path": "./tokenizer/tokenizer.json",
+            "looked_for": "padding.pad_id, then tokens [PAD], <pad>, <|pad|>",
+        },
+    )
 
-    def __init__(self, *, token: str, path: str, looked_for: str) -> None:
-        _check_code("special token", token, ("unk_id", "pad_id"))
-        super().__init__(token=token, path=path, looked_for=looked_for)
-
-    def _render(self, lang: str) -> str:
-        if lang == "en":
-            return _compose(
-                "TokenizerSpecialTokenError",
-                "Tokenizer library did not expose a required special token.",
-                _section("Special token", self.token),
-                _section("Tokenizer", self.path),
-                _section("Looked for", self.looked_for),
-                _section(
-                    "Fix",
-                    f"use a tokenizer that defines {self.token} ({self._WHY_EN[self.token]})",
-                    "MintDim never modifies the tokenizer and does not accept a declared "
-                    f"{self.token}",
+    def _sections(self) -> Iterator[Any]:
+        yield "Special token", self.token
+        yield "Tokenizer", self.path
+        yield Bilingual("Looked for", "Đã tìm"), self.looked_for
+        yield (
+            _H.FIX,
+            _say(
+                Bilingual(
+                    "use a tokenizer that defines {token} ({why})",
+                    "dùng tokenizer có định nghĩa {token} ({why})",
                 ),
-            )
-        return _compose(
-            "TokenizerSpecialTokenError",
-            "Thư viện tokenizer không cung cấp special token bắt buộc.",
-            _section("Special token", self.token),
-            _section("Tokenizer", self.path),
-            _section("Đã tìm", self.looked_for),
-            _section(
-                "Cách sửa",
-                f"dùng tokenizer có định nghĩa {self.token} ({self._WHY_VI[self.token]})",
-                f"MintDim không bao giờ sửa tokenizer và không nhận {self.token} do người dùng "
-                "khai báo",
+                why=self._WHY[self.token],
+            ),
+            Bilingual(
+                "MintDim never modifies the tokenizer and does not accept a declared {token}",
+                "MintDim không bao giờ sửa tokenizer và không nhận {token} do người dùng khai báo",
             ),
         )
 
 
-class _MappingError(MintDimError, ValueError):
-    """A per-file list with neither 1 nor N entries; subclasses only name the list (catalogue 7-9, 12, 13)."""
+class _PerFileList(NamedTuple):
+    """How the catalogue names a per-file list and words its one-or-N rule."""
 
+    noun: _Noun
+    supports: Bilingual
+
+
+_UNIT_CONFIGS = _PerFileList(
+    _Noun("unit config", "unit configs", "unit config"),
+    Bilingual(
+        "- 1 unit config shared across all files\n- N unit configs for N input files",
+        "- 1 unit config dùng chung cho tất cả file\n- N unit config cho N file",
+    ),
+)
+
+
+class MappingError(MintDimError, ValueError, abstract=True):
+    """A per-file list has neither 1 entry (shared) nor one entry per input file.
+
+    ``key`` names the list ("source.fields", "units.sizes", ...). Constructing ``MappingError``
+    gives the catalogue's class for that key (``FieldMappingError`` ...), so the message header
+    and ``except FieldMappingError`` both keep working.
+    """
+
+    _LISTS: ClassVar[dict[str, _PerFileList]] = {
+        "tokenizer": _PerFileList(
+            _Noun("tokenizer", "tokenizers", "tokenizer"),
+            Bilingual(
+                "- 1 tokenizer shared across all files\n- N tokenizers for N files",
+                "- 1 tokenizer dùng chung cho tất cả file\n- N tokenizer cho N file",
+            ),
+        ),
+        "source.fields": _PerFileList(
+            _Noun("field config", "field configs", "cấu hình fields"),
+            Bilingual(
+                "- 1 field config shared across all files\n- N field configs for N files",
+                "- 1 fields dùng chung cho tất cả file\n- N fields cho N file",
+            ),
+        ),
+        "source.templates": _PerFileList(
+            _Noun("template", "templates", "template"),
+            Bilingual(
+                "- 1 template shared across all files\n- N templates for N files",
+                "- 1 template dùng chung cho tất cả file\n- N template cho N file",
+            ),
+        ),
+        "units.sizes": _UNIT_CONFIGS,
+        "units.build_batch": _UNIT_CONFIGS,
+        "output.dir": _PerFileList(
+            _Noun("output directory", "output directories", "thư mục output"),
+            Bilingual(
+                "- 1 shared output directory\n- N output directories for N input files",
+                "- 1 output dùng chung\n- N output cho N file",
+            ),
+        ),
+    }
+    _CLASS_FOR_KEY: ClassVar[dict[str, type[MappingError]]] = {}
+
+    key: str = _choice(_LISTS)
     file_count: int
     got: int
 
-    _NOUN_EN: ClassVar[tuple[str, str]]
-    """Singular and plural noun of the English "Received ..." sentence."""
-    _NOUN_VI: ClassVar[str]
-    _SUPPORTS_EN: ClassVar[tuple[str, str]]
-    _SUPPORTS_VI: ClassVar[tuple[str, str]]
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        fact = cls._facts["key"]
+        for key in fact.codes or (fact.default,):
+            MappingError._CLASS_FOR_KEY[key] = cls
 
-    def __init__(self, *, file_count: int, got: int, **extra: object) -> None:
-        super().__init__(file_count=file_count, got=got, **extra)
+    def __new__(cls, **facts: Any) -> MappingError:
+        if cls is MappingError:
+            cls = MappingError._CLASS_FOR_KEY.get(facts.get("key"), cls)
+        return super().__new__(cls)
 
-    def _extra_sections(self) -> tuple[str, ...]:
-        return ()
+    def _check(self) -> None:
+        if self._CLASS_FOR_KEY.get(self.key) is not type(self):
+            raise ValueError(f"{type(self).__name__} is not the error for key {self.key!r}")
 
-    def _render(self, lang: str) -> str:
-        name = type(self).__name__
-        if lang == "en":
-            return _compose(
-                name,
-                _received_en(self.file_count, self.got, *self._NOUN_EN) + ".",
-                _section("MintDim supports", *(f"- {line}" for line in self._SUPPORTS_EN)),
-                *self._extra_sections(),
-            )
-        return _compose(
-            name,
-            _received_vi(self.file_count, self.got, self._NOUN_VI) + ".",
-            _section("MintDim hỗ trợ", *(f"- {line}" for line in self._SUPPORTS_VI)),
-            *self._extra_sections(),
+    @property
+    def summary(self) -> _Said:
+        return _say(
+            "{received}.", received=_received(self.file_count, self.got, self._LISTS[self.key].noun)
         )
 
+    def _sections(self) -> Iterator[Any]:
+        yield Bilingual("MintDim supports", "MintDim hỗ trợ"), self._LISTS[self.key].supports
+        yield "Key", self.key
 
-class TokenizerMappingError(_MappingError):
+
+class TokenizerMappingError(MappingError):
     """Raised when the number of tokenizers is neither 1 nor the number of files."""
 
-    _NOUN_EN = ("tokenizer", "tokenizers")
-    _NOUN_VI = "tokenizer"
-    _SUPPORTS_EN = ("1 tokenizer shared across all files", "N tokenizers for N files")
-    _SUPPORTS_VI = ("1 tokenizer dùng chung cho tất cả file", "N tokenizer cho N file")
+    key: str = "tokenizer"
+    examples = ({"file_count": 3, "got": 2},)
 
 
-class FieldMappingError(_MappingError):
+class FieldMappingError(MappingError):
     """Raised when the number of field lists is neither 1 nor the number of files."""
 
-    _NOUN_EN = ("field config", "field configs")
-    _NOUN_VI = "cấu hình fields"
-    _SUPPORTS_EN = ("1 field config shared across all files", "N field configs for N files")
-    _SUPPORTS_VI = ("1 fields dùng chung cho tất cả file", "N fields cho N file")
+    key: str = "source.fields"
+    examples = ({"file_count": 3, "got": 2},)
 
 
-class TemplateMappingError(_MappingError):
+class TemplateMappingError(MappingError):
     """Raised when the number of templates is neither 1 nor the number of files."""
 
-    _NOUN_EN = ("template", "templates")
-    _NOUN_VI = "template"
-    _SUPPORTS_EN = ("1 template shared across all files", "N templates for N files")
-    _SUPPORTS_VI = ("1 template dùng chung cho tất cả file", "N template cho N file")
+    key: str = "source.templates"
+    examples = ({"file_count": 3, "got": 2},)
 
 
 class TemplateFieldMismatchError(MintDimError, ValueError):
@@ -646,53 +741,64 @@ class TemplateFieldMismatchError(MintDimError, ValueError):
     "not_used" (fields declares it but the template does not use it).
     """
 
+    _PROBLEMS: ClassVar[dict[str, tuple[Bilingual, Bilingual]]] = {
+        # Each problem has a reason and a fix.
+        "not_declared": (
+            Bilingual(
+                "template uses {placeholder}, but fields does not declare it",
+                "template dùng {placeholder}, nhưng fields không khai báo field này",
+            ),
+            Bilingual(
+                "add {field!r} to fields, or remove {placeholder} from the template",
+                "thêm {field!r} vào fields, hoặc bỏ {placeholder} khỏi template",
+            ),
+        ),
+        "not_used": (
+            Bilingual(
+                "fields declares it, but the template does not use {placeholder}",
+                "fields khai báo field này, nhưng template không dùng {placeholder}",
+            ),
+            Bilingual(
+                "remove {field!r} from fields, or use {placeholder} in the template",
+                "bỏ {field!r} khỏi fields, hoặc dùng {placeholder} trong template",
+            ),
+        ),
+    }
+
     file: str
     fields: list[str]
     template: str
     field: str
-    problem: str
+    problem: str = _choice(_PROBLEMS)
 
-    def __init__(
-        self, *, file: str, fields: list[str], template: str, field: str, problem: str
-    ) -> None:
-        _check_code("template field problem", problem, ("not_declared", "not_used"))
-        super().__init__(
-            file=file, fields=list(fields), template=template, field=field, problem=problem
-        )
+    examples = (
+        {
+            "file": "./data/train.jsonl",
+            "fields": ["instruction", "input", "output"],
+            "template": "{instruction}\n\n{prompt}\n\n{output}",
+            "field": "prompt",
+            "problem": "not_declared",
+        },
+    )
 
-    def _render(self, lang: str) -> str:
-        declaration = (f"fields = {self.fields!r}", f"template = {_quoted(self.template)}")
-        placeholder = "{" + self.field + "}"
-        if lang == "en":
-            if self.problem == "not_declared":
-                reason = f"template uses {placeholder}, but fields does not declare it"
-                fix = f"add {self.field!r} to fields, or remove {placeholder} from the template"
-            else:
-                reason = f"fields declares it, but the template does not use {placeholder}"
-                fix = f"remove {self.field!r} from fields, or use {placeholder} in the template"
-            # The catalogue puts "Reason:" right under the field name, without a blank line.
-            return _compose(
-                "TemplateFieldMismatchError",
-                None,
-                _section("Source file", self.file),
-                _section("API declaration for this file", *declaration),
-                _section("Field causing template mismatch", self.field, "Reason:", reason),
-                _section("Fix", fix),
-            )
-        if self.problem == "not_declared":
-            reason = f"template dùng {placeholder}, nhưng fields không khai báo field này"
-            fix = f"thêm {self.field!r} vào fields, hoặc bỏ {placeholder} khỏi template"
-        else:
-            reason = f"fields khai báo field này, nhưng template không dùng {placeholder}"
-            fix = f"bỏ {self.field!r} khỏi fields, hoặc dùng {placeholder} trong template"
-        return _compose(
-            "TemplateFieldMismatchError",
-            None,
-            _section("File nguồn", self.file),
-            _section("Khai báo API cho file này", *declaration),
-            _section("Field gây lệch template", self.field, "Lý do:", reason),
-            _section("Cách sửa", fix),
+    def _sections(self) -> Iterator[Any]:
+        reason, fix = (
+            _say(text, placeholder="{" + self.field + "}") for text in self._PROBLEMS[self.problem]
         )
+        yield Bilingual("Source file", "File nguồn"), self.file
+        yield (
+            Bilingual("API declaration for this file", "Khai báo API cho file này"),
+            f"fields = {self.fields!r}",
+            f"template = {_quoted(self.template)}",
+        )
+        # The catalogue puts "Reason:" right under the field name, without a blank line.
+        yield (
+            Bilingual("Field causing template mismatch", "Field gây lệch template"),
+            self.field,
+            Bilingual("Reason:", "Lý do:"),
+            reason,
+        )
+        yield _H.FIX, fix
 
 
 class TemplateTokenizerError(MintDimError, ValueError):
@@ -703,127 +809,98 @@ class TemplateTokenizerError(MintDimError, ValueError):
     segment: str
     unk_count: int
 
-    def __init__(self, *, file_index: int, template: str, segment: str, unk_count: int) -> None:
-        super().__init__(
-            file_index=file_index, template=template, segment=segment, unk_count=unk_count
+    summary = Bilingual(
+        "Template static parts produce UNK when encoded by the tokenizer.",
+        "Phần literal của template tạo UNK khi tokenize.",
+    )
+    examples = ({"file_index": 0, "template": "{a}\n\n{b}", "segment": "\n\n", "unk_count": 2},)
+
+    def _sections(self) -> Iterator[Any]:
+        yield _H.FILE_INDEX, self.file_index
+        yield "Template", _quoted(self.template)
+        yield (
+            _H.PROBLEM,
+            Bilingual(
+                "template literal characters are not fully covered by tokenizer vocabulary",
+                "ký tự literal trong template không được tokenizer bao phủ",
+            ),
         )
-
-    def _segment_lines(self, lang: str) -> list[str]:
-        lines = [_quoted(self.segment)]
-        escaped = json.dumps(self.segment)
-        if escaped != lines[0]:
-            # Invisible or look-alike characters are a common cause; show their escapes.
-            lines.append(f"{'escaped' if lang == 'en' else 'dạng escape'}: {escaped}")
-        lines.append(f"{'UNK tokens' if lang == 'en' else 'Số token UNK'}: {self.unk_count}")
-        return lines
-
-    def _render(self, lang: str) -> str:
-        if lang == "en":
-            return _compose(
-                "TemplateTokenizerError",
-                "Template static parts produce UNK when encoded by the tokenizer.",
-                _section("File index", self.file_index),
-                _section("Template", _quoted(self.template)),
-                _section(
-                    "Problem",
-                    "template literal characters are not fully covered by tokenizer vocabulary",
-                ),
-                _section(
-                    "Fix", "adjust template literal characters or use a tokenizer that covers them"
-                ),
-                _section("Literal segment", *self._segment_lines(lang)),
-            )
-        return _compose(
-            "TemplateTokenizerError",
-            "Phần literal của template tạo UNK khi tokenize.",
-            _section("Vị trí file", self.file_index),
-            _section("Template", _quoted(self.template)),
-            _section("Vấn đề", "ký tự literal trong template không được tokenizer bao phủ"),
-            _section("Cách sửa", "chỉnh ký tự literal hoặc dùng tokenizer bao phủ được"),
-            _section("Đoạn literal", *self._segment_lines(lang)),
+        yield (
+            _H.FIX,
+            Bilingual(
+                "adjust template literal characters or use a tokenizer that covers them",
+                "chỉnh ký tự literal hoặc dùng tokenizer bao phủ được",
+            ),
+        )
+        quoted, escaped = _quoted(self.segment), json.dumps(self.segment)
+        # Invisible or look-alike characters are a common cause; show their escapes.
+        escapes = (
+            []
+            if escaped == quoted
+            else [_say(Bilingual("escaped: {escaped}", "dạng escape: {escaped}"), escaped=escaped)]
+        )
+        yield (
+            Bilingual("Literal segment", "Đoạn literal"),
+            quoted,
+            *escapes,
+            Bilingual("UNK tokens: {unk_count}", "Số token UNK: {unk_count}"),
         )
 
 
-class UnitMappingError(_MappingError):
+class UnitMappingError(MappingError):
     """Raised when units.sizes or units.build_batch has neither 1 nor N entries."""
 
-    key: str
-
-    _NOUN_EN = ("unit config", "unit configs")
-    _NOUN_VI = "unit config"
-    _SUPPORTS_EN = ("1 unit config shared across all files", "N unit configs for N input files")
-    _SUPPORTS_VI = ("1 unit config dùng chung cho tất cả file", "N unit config cho N file")
-
-    def __init__(self, *, file_count: int, got: int, key: str) -> None:
-        _check_code("units key", key, ("sizes", "build_batch"))
-        super().__init__(file_count=file_count, got=got, key=key)
-
-    def _extra_sections(self) -> tuple[str, ...]:
-        return (_section("Key", f"units.{self.key}"),)
+    key: str = _choice(("units.sizes", "units.build_batch"))
+    examples = ({"file_count": 3, "got": 2, "key": "units.sizes"},)
 
 
-class OutputMappingError(_MappingError):
+class OutputMappingError(MappingError):
     """Raised when the number of output directories is neither 1 nor the number of files."""
 
-    _NOUN_EN = ("output directory", "output directories")
-    _NOUN_VI = "thư mục output"
-    _SUPPORTS_EN = ("1 shared output directory", "N output directories for N input files")
-    _SUPPORTS_VI = ("1 output dùng chung", "N output cho N file")
+    key: str = "output.dir"
+    examples = ({"file_count": 3, "got": 2},)
 
 
 class UnitValidationError(MintDimError, ValueError):
-    """Raised when a units value breaks a rule; ``key`` is the full key, e.g. units.sizes[0][2].
+    """Raised when a units value breaks a rule; ``key`` is the full key, e.g. units.sizes[0][2]."""
 
-    ``rule`` is "positive_int", "ascending", "non_empty", "list_of_lists" (sizes) or
-    "list_of_ints" (build_batch).
-    """
-
-    key: str
-    value: object
-    rule: str
-
-    _PROBLEMS: ClassVar[dict[str, tuple[str, str]]] = {
-        "positive_int": ("must be a positive integer", "phải là số nguyên dương"),
-        "ascending": ("must be sorted ascending", "phải tăng dần"),
-        "non_empty": ("must not be empty", "không được rỗng"),
-        "list_of_lists": (
-            "must be a list of lists of integers",
-            "phải là list các list số nguyên",
+    _PROBLEMS: ClassVar[dict[str, Bilingual]] = {
+        "positive_int": Bilingual("must be a positive integer", "phải là số nguyên dương"),
+        "ascending": Bilingual("must be sorted ascending", "phải tăng dần"),
+        "non_empty": Bilingual("must not be empty", "không được rỗng"),
+        "list_of_lists": Bilingual(
+            "must be a list of lists of integers", "phải là list các list số nguyên"
         ),
-        "list_of_ints": (
+        "list_of_ints": Bilingual(
             "must be a list of positive integers (one shared, or one per file)",
             "phải là list các số nguyên dương (một giá trị dùng chung, hoặc mỗi file một giá trị)",
         ),
     }
 
-    def __init__(self, *, key: str, value: object, rule: str) -> None:
-        _check_code("unit rule", rule, self._PROBLEMS)
-        super().__init__(key=key, value=value, rule=rule)
+    key: str
+    value: object
+    rule: str = _choice(_PROBLEMS)
 
-    def _render(self, lang: str) -> str:
-        en, vi = self._PROBLEMS[self.rule]
-        if lang == "en":
-            return _compose(
-                "UnitValidationError",
-                "Invalid unit config.",
-                _section(
-                    "Rules",
-                    "- sizes must be positive integers",
-                    "- sizes must be sorted ascending",
-                    "- build_batch must be a positive integer",
-                ),
-                _section("Problem", f"{self.key} {en}, got {_show(self.value)}"),
-            )
-        return _compose(
-            "UnitValidationError",
-            "Unit config không hợp lệ.",
-            _section(
-                "Quy tắc",
-                "- sizes phải là các số nguyên dương",
-                "- sizes phải tăng dần",
+    summary = Bilingual("Invalid unit config.", "Unit config không hợp lệ.")
+    examples = ({"key": "units.sizes[0][1]", "value": 128, "rule": "ascending"},)
+
+    def _sections(self) -> Iterator[Any]:
+        yield (
+            _H.RULES,
+            Bilingual(
+                "- sizes must be positive integers\n- sizes must be sorted ascending\n"
+                "- build_batch must be a positive integer",
+                "- sizes phải là các số nguyên dương\n- sizes phải tăng dần\n"
                 "- build_batch phải là số nguyên dương",
             ),
-            _section("Vấn đề", f"{self.key} {vi}, hiện tại là {_show(self.value)}"),
+        )
+        yield (
+            _H.PROBLEM,
+            _say(
+                Bilingual("{key} {broken}, got {shown}", "{key} {broken}, hiện tại là {shown}"),
+                broken=self._PROBLEMS[self.rule],
+                shown=_show(self.value),
+            ),
         )
 
 
@@ -835,30 +912,18 @@ class UnitOverflowError(MintDimError, ValueError):
     token_count: int
     max_unit_size: int
 
-    def __init__(self, *, file: str, line: int, token_count: int, max_unit_size: int) -> None:
-        super().__init__(file=file, line=line, token_count=token_count, max_unit_size=max_unit_size)
+    summary = Bilingual(
+        "Sample token length exceeds max unit size.", "Độ dài token của mẫu vượt quá unit lớn nhất."
+    )
+    examples = (
+        {"file": "./data/alpaca.jsonl", "line": 18291, "token_count": 417, "max_unit_size": 320},
+    )
 
-    def _render(self, lang: str) -> str:
-        numbers = (
-            _section("token_count", self.token_count),
-            _section("max_unit_size", self.max_unit_size),
-        )
-        location = format_location(self.file, self.line)
-        if lang == "en":
-            return _compose(
-                "UnitOverflowError",
-                "Sample token length exceeds max unit size.",
-                _section("Sample", location),
-                *numbers,
-                "Increase unit sizes and run again.",
-            )
-        return _compose(
-            "UnitOverflowError",
-            "Độ dài token của mẫu vượt quá unit lớn nhất.",
-            _section("Mẫu", location),
-            *numbers,
-            "Hãy tăng unit sizes rồi chạy lại.",
-        )
+    def _sections(self) -> Iterator[Any]:
+        yield _H.SAMPLE, format_location(self.file, self.line)
+        yield "token_count", self.token_count
+        yield "max_unit_size", self.max_unit_size
+        yield Bilingual("Increase unit sizes and run again.", "Hãy tăng unit sizes rồi chạy lại.")
 
 
 class OutputValidationError(MintDimError, OSError):
@@ -869,59 +934,63 @@ class OutputValidationError(MintDimError, OSError):
     under Reason when given.
     """
 
-    directory: str
-    problem: str
-    detail: str
-
-    _TEXTS: ClassVar[dict[str, tuple[str, str, str, str]]] = {
-        # problem: (English sentence, English closing, Vietnamese sentence, Vietnamese closing)
+    _PROBLEMS: ClassVar[dict[str, tuple[Bilingual, Bilingual]]] = {
+        # Each problem has a sentence and a closing line.
         "not_empty": (
-            "Output directory already exists and is not empty.",
-            "Use a new output directory.",
-            "Thư mục output đã tồn tại và không rỗng.",
-            "Hãy dùng thư mục output mới.",
+            Bilingual(
+                "Output directory already exists and is not empty.",
+                "Thư mục output đã tồn tại và không rỗng.",
+            ),
+            Bilingual("Use a new output directory.", "Hãy dùng thư mục output mới."),
         ),
         "not_a_directory": (
-            "Output path already exists and is not a directory.",
-            "Use a new output directory.",
-            "Đường dẫn output đã tồn tại và không phải thư mục.",
-            "Hãy dùng thư mục output mới.",
+            Bilingual(
+                "Output path already exists and is not a directory.",
+                "Đường dẫn output đã tồn tại và không phải thư mục.",
+            ),
+            Bilingual("Use a new output directory.", "Hãy dùng thư mục output mới."),
         ),
         "cannot_create": (
-            "Output directory could not be created.",
-            "Check the path and its permissions, or use another output directory.",
-            "Không tạo được thư mục output.",
-            "Hãy kiểm tra đường dẫn và quyền ghi, hoặc dùng thư mục output khác.",
+            Bilingual("Output directory could not be created.", "Không tạo được thư mục output."),
+            Bilingual(
+                "Check the path and its permissions, or use another output directory.",
+                "Hãy kiểm tra đường dẫn và quyền ghi, hoặc dùng thư mục output khác.",
+            ),
         ),
         "nested": (
-            "Output directory lies inside another output directory of this build.",
-            "Use output directories that do not contain one another.",
-            "Thư mục output nằm bên trong một thư mục output khác của lần build này.",
-            "Hãy dùng các thư mục output không chứa nhau.",
+            Bilingual(
+                "Output directory lies inside another output directory of this build.",
+                "Thư mục output nằm bên trong một thư mục output khác của lần build này.",
+            ),
+            Bilingual(
+                "Use output directories that do not contain one another.",
+                "Hãy dùng các thư mục output không chứa nhau.",
+            ),
         ),
     }
 
-    def __init__(self, *, directory: str, problem: str = "not_empty", detail: str = "") -> None:
-        _check_code("output problem", problem, self._TEXTS)
-        super().__init__(directory=directory, problem=problem, detail=detail)
+    directory: str
+    problem: str = _choice(_PROBLEMS, default="not_empty")
+    detail: str = ""
 
-    def _render(self, lang: str) -> str:
-        sentence_en, closing_en, sentence_vi, closing_vi = self._TEXTS[self.problem]
-        if lang == "en":
-            return _compose(
-                "OutputValidationError",
-                sentence_en,
-                _section("Directory", self.directory),
-                _section("Reason", self.detail) if self.detail else None,
-                closing_en,
-            )
-        return _compose(
-            "OutputValidationError",
-            sentence_vi,
-            _section("Thư mục", self.directory),
-            _section("Lý do", self.detail) if self.detail else None,
-            closing_vi,
-        )
+    examples = (
+        {"directory": "./artifacts/token_shards"},
+        {
+            "directory": "/data/out",
+            "problem": "cannot_create",
+            "detail": "[Errno 30] Read-only file system: '/data/out'",
+        },
+    )
+
+    @property
+    def summary(self) -> Bilingual:
+        return self._PROBLEMS[self.problem][0]
+
+    def _sections(self) -> Iterator[Any]:
+        yield _H.DIRECTORY, self.directory
+        if self.detail:
+            yield _H.REASON, self.detail
+        yield self._PROBLEMS[self.problem][1]
 
 
 class TokenDTypeValidationError(MintDimError, ValueError):
@@ -930,34 +999,21 @@ class TokenDTypeValidationError(MintDimError, ValueError):
     vocab_size: int
     path: str
 
-    def __init__(self, *, vocab_size: int, path: str) -> None:
-        super().__init__(vocab_size=vocab_size, path=path)
+    summary = Bilingual(
+        "Tokenizer vocabulary is too large for supported token dtypes.",
+        "Vocab của tokenizer quá lớn so với dtype token được hỗ trợ.",
+    )
+    examples = ({"vocab_size": 2**32 + 1, "path": "./tokenizer/tokenizer.json"},)
 
-    def _render(self, lang: str) -> str:
-        dtypes = ("- uint16", "- uint32")
-        if lang == "en":
-            return _compose(
-                "TokenDTypeValidationError",
-                "Tokenizer vocabulary is too large for supported token dtypes.",
-                _section("Supported dtypes", *dtypes),
-                _section("Vocabulary size", self.vocab_size),
-                _section("Tokenizer", self.path),
-                _section(
-                    "Fix",
-                    "uint32 stores vocabularies of up to 4294967295 tokens; "
-                    "use a tokenizer with a smaller vocabulary",
-                ),
-            )
-        return _compose(
-            "TokenDTypeValidationError",
-            "Vocab của tokenizer quá lớn so với dtype token được hỗ trợ.",
-            _section("Các dtype hiện hỗ trợ", *dtypes),
-            _section("Kích thước vocab", self.vocab_size),
-            _section("Tokenizer", self.path),
-            _section(
-                "Cách sửa",
-                "uint32 chứa được vocab tối đa 4294967295 token; "
-                "hãy dùng tokenizer có vocab nhỏ hơn",
+    def _sections(self) -> Iterator[Any]:
+        yield Bilingual("Supported dtypes", "Các dtype hiện hỗ trợ"), "- uint16", "- uint32"
+        yield Bilingual("Vocabulary size", "Kích thước vocab"), self.vocab_size
+        yield "Tokenizer", self.path
+        yield (
+            _H.FIX,
+            Bilingual(
+                "uint32 stores vocabularies of up to 4294967295 tokens; use a tokenizer with a smaller vocabulary",
+                "uint32 chứa được vocab tối đa 4294967295 token; hãy dùng tokenizer có vocab nhỏ hơn",
             ),
         )
 
@@ -965,36 +1021,20 @@ class TokenDTypeValidationError(MintDimError, ValueError):
 class SamplesPerShardError(MintDimError, ValueError):
     """Raised when output.samples_per_shard has a bad value or a bad number of entries.
 
-    Create it with :meth:`not_positive` or :meth:`arity`. Attributes: ``problem``
-    ("not_positive" or "arity"), ``index``, ``value``, ``file_count``, ``got``.
+    Create it with :meth:`not_positive` or :meth:`arity`.
     """
 
-    problem: str
-    index: int | None
-    value: object
-    file_count: int | None
-    got: int | None
+    problem: str = _choice(("not_positive", "arity"))
+    index: int | None = None
+    value: object = None
+    file_count: int | None = None
+    got: int | None = None
 
-    _RULES_EN = (
-        "- each samples_per_shard[i] is a positive int",
-        "- len(samples_per_shard) == 1 or len(samples_per_shard) == file_count",
+    summary = Bilingual("Invalid samples_per_shard.", "samples_per_shard không hợp lệ.")
+    examples = (
+        {"problem": "not_positive", "index": 0, "value": 0},
+        {"problem": "arity", "file_count": 3, "got": 2},
     )
-    _RULES_VI = (
-        "- mỗi samples_per_shard[i] phải là số nguyên dương",
-        "- len(samples_per_shard) == 1 hoặc len(samples_per_shard) == số file",
-    )
-
-    def __init__(
-        self,
-        *,
-        problem: str,
-        index: int | None = None,
-        value: object = None,
-        file_count: int | None = None,
-        got: int | None = None,
-    ) -> None:
-        _check_code("samples_per_shard problem", problem, ("not_positive", "arity"))
-        super().__init__(problem=problem, index=index, value=value, file_count=file_count, got=got)
 
     @classmethod
     def not_positive(cls, *, index: int, value: object) -> SamplesPerShardError:
@@ -1006,38 +1046,29 @@ class SamplesPerShardError(MintDimError, ValueError):
         """``samples_per_shard`` has ``got`` entries for ``file_count`` files."""
         return cls(problem="arity", file_count=file_count, got=got)
 
-    def _render(self, lang: str) -> str:
-        if lang == "en":
-            if self.problem == "not_positive":
-                problem = (
-                    f"samples_per_shard[{self.index}] must be a positive int, "
-                    f"got {_show(self.value)}"
-                )
-            else:
-                problem = _received_en(
-                    self.file_count,
-                    self.got,
-                    "samples_per_shard entry",
-                    "samples_per_shard entries",
-                )
-            return _compose(
-                "SamplesPerShardError",
-                "Invalid samples_per_shard.",
-                _section("Problem", problem),
-                _section("Rules", *self._RULES_EN),
-            )
+    def _sections(self) -> Iterator[Any]:
         if self.problem == "not_positive":
-            problem = (
-                f"samples_per_shard[{self.index}] phải là số nguyên dương, "
-                f"hiện tại là {_show(self.value)}"
+            problem = _say(
+                Bilingual(
+                    "samples_per_shard[{index}] must be a positive int, got {shown}",
+                    "samples_per_shard[{index}] phải là số nguyên dương, hiện tại là {shown}",
+                ),
+                shown=_show(self.value),
             )
         else:
-            problem = _received_vi(self.file_count, self.got, "samples_per_shard")
-        return _compose(
-            "SamplesPerShardError",
-            "samples_per_shard không hợp lệ.",
-            _section("Vấn đề", problem),
-            _section("Quy tắc", *self._RULES_VI),
+            entries = _Noun(
+                "samples_per_shard entry", "samples_per_shard entries", "samples_per_shard"
+            )
+            problem = _received(self.file_count, self.got, entries)
+        yield _H.PROBLEM, problem
+        yield (
+            _H.RULES,
+            Bilingual(
+                "- each samples_per_shard[i] is a positive int\n"
+                "- len(samples_per_shard) == 1 or len(samples_per_shard) == file_count",
+                "- mỗi samples_per_shard[i] phải là số nguyên dương\n"
+                "- len(samples_per_shard) == 1 hoặc len(samples_per_shard) == số file",
+            ),
         )
 
 
@@ -1050,90 +1081,87 @@ class TemplateSyntaxError(MintDimError, ValueError):
     """Raised when a template has an unbalanced brace or an empty or nested placeholder.
 
     ``position`` is the 0-based index of the offending character in ``template``.
-    ``problem`` is "unmatched_open", "unmatched_close", "empty_placeholder" or
-    "nested_brace".
     """
+
+    _PROBLEMS: ClassVar[dict[str, tuple[Bilingual, Bilingual]]] = {
+        # Each problem has a problem text and a fix.; braces are doubled because every text is a format string
+        "unmatched_open": (
+            Bilingual(
+                "'{{' at position {position} has no closing '}}'",
+                "'{{' ở vị trí {position} không có '}}' đóng",
+            ),
+            Bilingual(
+                "close the placeholder with '}}', or write '{{{{' for a literal '{{'",
+                "đóng placeholder bằng '}}', hoặc viết '{{{{' để có ký tự '{{'",
+            ),
+        ),
+        "unmatched_close": (
+            Bilingual(
+                "'}}' at position {position} closes no placeholder",
+                "'}}' ở vị trí {position} không đóng placeholder nào",
+            ),
+            Bilingual(
+                "remove it, or write '}}}}' for a literal '}}'",
+                "xóa ký tự này, hoặc viết '}}}}' để có ký tự '}}'",
+            ),
+        ),
+        "empty_placeholder": (
+            Bilingual(
+                "'{{}}' at position {position} is a placeholder without a field name",
+                "'{{}}' ở vị trí {position} là placeholder không có tên field",
+            ),
+            Bilingual(
+                "write a field name inside the braces, or '{{{{}}}}' for literal braces",
+                "viết tên field vào trong cặp ngoặc, hoặc '{{{{}}}}' để có ngoặc nhọn literal",
+            ),
+        ),
+        "nested_brace": (
+            Bilingual(
+                "'{{' at position {position} is inside another placeholder",
+                "'{{' ở vị trí {position} nằm bên trong một placeholder khác",
+            ),
+            Bilingual(
+                "close the previous placeholder first; placeholders cannot be nested",
+                "đóng placeholder trước đó; placeholder không được lồng nhau",
+            ),
+        ),
+    }
 
     file_index: int
     template: str
     position: int
-    problem: str
+    problem: str = _choice(_PROBLEMS)
 
-    _PROBLEMS: ClassVar[dict[str, tuple[str, str, str, str]]] = {
-        # problem: (English problem, English fix, Vietnamese problem, Vietnamese fix)
-        "unmatched_open": (
-            "'{{' at position {p} has no closing '}}'",
-            "close the placeholder with '}}', or write '{{{{' for a literal '{{'",
-            "'{{' ở vị trí {p} không có '}}' đóng",
-            "đóng placeholder bằng '}}', hoặc viết '{{{{' để có ký tự '{{'",
-        ),
-        "unmatched_close": (
-            "'}}' at position {p} closes no placeholder",
-            "remove it, or write '}}}}' for a literal '}}'",
-            "'}}' ở vị trí {p} không đóng placeholder nào",
-            "xóa ký tự này, hoặc viết '}}}}' để có ký tự '}}'",
-        ),
-        "empty_placeholder": (
-            "'{{}}' at position {p} is a placeholder without a field name",
-            "write a field name inside the braces, or '{{{{}}}}' for literal braces",
-            "'{{}}' ở vị trí {p} là placeholder không có tên field",
-            "viết tên field vào trong cặp ngoặc, hoặc '{{{{}}}}' để có ngoặc nhọn literal",
-        ),
-        "nested_brace": (
-            "'{{' at position {p} is inside another placeholder",
-            "close the previous placeholder first; placeholders cannot be nested",
-            "'{{' ở vị trí {p} nằm bên trong một placeholder khác",
-            "đóng placeholder trước đó; placeholder không được lồng nhau",
-        ),
-    }
+    summary = Bilingual(
+        "Template has invalid brace syntax.", "Template có dấu ngoặc nhọn sai cú pháp."
+    )
+    examples = (
+        {
+            "file_index": 0,
+            "template": "{instruction}\n\n{input",
+            "position": 15,
+            "problem": "unmatched_open",
+        },
+    )
 
-    def __init__(self, *, file_index: int, template: str, position: int, problem: str) -> None:
-        _check_code("template syntax problem", problem, self._PROBLEMS)
-        super().__init__(
-            file_index=file_index, template=template, position=position, problem=problem
-        )
-
-    def _pointer(self) -> tuple[str, str]:
-        """The quoted template and a caret line under the offending character."""
+    def _sections(self) -> Iterator[Any]:
+        problem, fix = self._PROBLEMS[self.problem]
         quoted = _quoted(self.template)
-        column = len(_quoted(self.template[: self.position])) - 1
-        return quoted, " " * column + "^"
-
-    def _render(self, lang: str) -> str:
-        problem_en, fix_en, problem_vi, fix_vi = (
-            text.format(p=self.position) for text in self._PROBLEMS[self.problem]
-        )
-        if lang == "en":
-            return _compose(
-                "TemplateSyntaxError",
-                "Template has invalid brace syntax.",
-                _section("File index", self.file_index),
-                _section("Template", _quoted(self.template)),
-                _section("Position", self.position, *self._pointer()),
-                _section("Problem", problem_en),
-                _section(
-                    "Rules",
-                    "- {name} is a placeholder for the field name",
-                    "- {{ and }} are literal braces",
-                    "- any other brace is an error",
-                ),
-                _section("Fix", fix_en),
-            )
-        return _compose(
-            "TemplateSyntaxError",
-            "Template có dấu ngoặc nhọn sai cú pháp.",
-            _section("Vị trí file", self.file_index),
-            _section("Template", _quoted(self.template)),
-            _section("Vị trí ký tự", self.position, *self._pointer()),
-            _section("Vấn đề", problem_vi),
-            _section(
-                "Quy tắc",
-                "- {name} là placeholder cho field name",
-                "- {{ và }} là ngoặc nhọn literal",
+        caret = " " * (len(_quoted(self.template[: self.position])) - 1) + "^"
+        yield _H.FILE_INDEX, self.file_index
+        yield "Template", quoted
+        yield Bilingual("Position", "Vị trí ký tự"), self.position, quoted, caret
+        yield _H.PROBLEM, problem
+        yield (
+            _H.RULES,
+            Bilingual(
+                "- {{name}} is a placeholder for the field name\n- {{{{ and }}}} are literal braces\n"
+                "- any other brace is an error",
+                "- {{name}} là placeholder cho field name\n- {{{{ và }}}} là ngoặc nhọn literal\n"
                 "- mọi dấu ngoặc nhọn khác đều là lỗi",
             ),
-            _section("Cách sửa", fix_vi),
         )
+        yield _H.FIX, fix
 
 
 class FieldValueTypeError(MintDimError, ValueError):
@@ -1144,32 +1172,22 @@ class FieldValueTypeError(MintDimError, ValueError):
     field: str
     found_type: str
 
-    def __init__(self, *, file: str, line: int, field: str, found_type: str) -> None:
-        super().__init__(file=file, line=line, field=field, found_type=found_type)
+    summary = Bilingual(
+        "JSONL field value is not a string.", "Giá trị field trong JSONL không phải string."
+    )
+    examples = (
+        {"file": "./data/alpaca.jsonl", "line": 12, "field": "output", "found_type": "null"},
+    )
 
-    def _render(self, lang: str) -> str:
-        if lang == "en":
-            return _compose(
-                "FieldValueTypeError",
-                "JSONL field value is not a string.",
-                _section("File", self.file),
-                _section("Line", self.line),
-                _section("Field", self.field),
-                _section("Found type", self.found_type),
-                _section(
-                    "Fix",
-                    "convert the value to a JSON string in the JSONL file, or choose another field",
-                ),
-            )
-        return _compose(
-            "FieldValueTypeError",
-            "Giá trị field trong JSONL không phải string.",
-            _section("File", self.file),
-            _section("Dòng", self.line),
-            _section("Field", self.field),
-            _section("Kiểu tìm thấy", self.found_type),
-            _section(
-                "Cách sửa",
+    def _sections(self) -> Iterator[Any]:
+        yield "File", self.file
+        yield _H.LINE, self.line
+        yield "Field", self.field
+        yield Bilingual("Found type", "Kiểu tìm thấy"), self.found_type
+        yield (
+            _H.FIX,
+            Bilingual(
+                "convert the value to a JSON string in the JSONL file, or choose another field",
                 "chuyển giá trị thành string JSON trong file JSONL, hoặc chọn field khác",
             ),
         )
@@ -1178,47 +1196,38 @@ class FieldValueTypeError(MintDimError, ValueError):
 class TokenizerLoadError(MintDimError, ValueError):
     """Raised when the tokenizer library cannot load the file (corrupt or not a tokenizer)."""
 
-    path: str
-    method: str
-    detail: str
-
-    _FIX: ClassVar[dict[str, tuple[str, str]]] = {
-        "sentencepiece": (
-            "check that the file is a complete SentencePiece model (.model) "
-            "that sentencepiece can load",
+    _FIXES: ClassVar[dict[str, Bilingual]] = {
+        "sentencepiece": Bilingual(
+            "check that the file is a complete SentencePiece model (.model) that sentencepiece can load",
             "kiểm tra file là model SentencePiece (.model) đầy đủ mà sentencepiece đọc được",
         ),
-        "hf_json": (
-            "check that the file is a complete Hugging Face tokenizer.json "
-            "that tokenizers.Tokenizer.from_file can load",
-            "kiểm tra file là tokenizer.json Hugging Face đầy đủ mà "
-            "tokenizers.Tokenizer.from_file đọc được",
+        "hf_json": Bilingual(
+            "check that the file is a complete Hugging Face tokenizer.json that tokenizers.Tokenizer.from_file can load",
+            "kiểm tra file là tokenizer.json Hugging Face đầy đủ mà tokenizers.Tokenizer.from_file đọc được",
         ),
     }
 
-    def __init__(self, *, path: str, method: str, detail: str) -> None:
-        _check_code("tokenizer method", method, self._FIX)
-        super().__init__(path=path, method=method, detail=detail)
+    path: str
+    method: str = _choice(_FIXES)
+    detail: str
 
-    def _render(self, lang: str) -> str:
-        fix_en, fix_vi = self._FIX[self.method]
-        if lang == "en":
-            return _compose(
-                "TokenizerLoadError",
-                "Tokenizer library could not load the tokenizer file.",
-                _section("Tokenizer", self.path),
-                _section("Method", f".tokenizer.{self.method}"),
-                _section("Library error", self.detail),
-                _section("Fix", fix_en),
-            )
-        return _compose(
-            "TokenizerLoadError",
-            "Thư viện tokenizer không đọc được file tokenizer.",
-            _section("Tokenizer", self.path),
-            _section("Phương thức", f".tokenizer.{self.method}"),
-            _section("Lỗi thư viện", self.detail),
-            _section("Cách sửa", fix_vi),
-        )
+    summary = Bilingual(
+        "Tokenizer library could not load the tokenizer file.",
+        "Thư viện tokenizer không đọc được file tokenizer.",
+    )
+    examples = (
+        {
+            "path": "./tokenizer/tokenizer.model",
+            "method": "sentencepiece",
+            "detail": "Internal: could not parse ModelProto from ./tokenizer/tokenizer.model",
+        },
+    )
+
+    def _sections(self) -> Iterator[Any]:
+        yield "Tokenizer", self.path
+        yield _H.METHOD, f".tokenizer.{self.method}"
+        yield _H.LIBRARY_ERROR, self.detail
+        yield _H.FIX, self._FIXES[self.method]
 
 
 class TokenizerEncodeError(MintDimError, RuntimeError):
@@ -1229,31 +1238,28 @@ class TokenizerEncodeError(MintDimError, RuntimeError):
     path: str
     detail: str
 
-    def __init__(self, *, file: str, line: int, path: str, detail: str) -> None:
-        super().__init__(file=file, line=line, path=path, detail=detail)
+    summary = Bilingual(
+        "Tokenizer library failed to encode a sample.",
+        "Thư viện tokenizer không tokenize được một mẫu.",
+    )
+    examples = (
+        {
+            "file": "./data/alpaca.jsonl",
+            "line": 18291,
+            "path": "./tokenizer/tokenizer.json",
+            "detail": "Exception: encoding failed",
+        },
+    )
 
-    def _render(self, lang: str) -> str:
-        if lang == "en":
-            return _compose(
-                "TokenizerEncodeError",
-                "Tokenizer library failed to encode a sample.",
-                _section("Sample", format_location(self.file, self.line)),
-                _section("Tokenizer", self.path),
-                _section("Library error", self.detail),
-                _section(
-                    "Fix",
-                    "check this sample's text, or use a tokenizer that can encode it; "
-                    "MintDim never skips or truncates a sample",
-                ),
-            )
-        return _compose(
-            "TokenizerEncodeError",
-            "Thư viện tokenizer không tokenize được một mẫu.",
-            _section("Mẫu", format_location(self.file, self.line)),
-            _section("Tokenizer", self.path),
-            _section("Lỗi thư viện", self.detail),
-            _section(
-                "Cách sửa",
+    def _sections(self) -> Iterator[Any]:
+        yield _H.SAMPLE, format_location(self.file, self.line)
+        yield "Tokenizer", self.path
+        yield _H.LIBRARY_ERROR, self.detail
+        yield (
+            _H.FIX,
+            Bilingual(
+                "check this sample's text, or use a tokenizer that can encode it; "
+                "MintDim never skips or truncates a sample",
                 "kiểm tra nội dung mẫu này, hoặc dùng tokenizer tokenize được nó; "
                 "MintDim không bao giờ bỏ qua hay cắt bớt mẫu",
             ),
@@ -1266,29 +1272,26 @@ class UnknownPipelineError(MintDimError, ValueError):
     name: object
     registered: list[str]
 
-    def __init__(self, *, name: object, registered: list[str]) -> None:
-        super().__init__(name=name, registered=list(registered))
+    summary = Bilingual(
+        "No pipeline is registered under this name.",
+        "Không có pipeline nào được đăng ký với tên này.",
+    )
+    examples = ({"name": "unit_build", "registered": ["unit-build"]},)
 
-    def _render(self, lang: str) -> str:
-        registered = _bullets(self.registered) if self.registered else ["- (none)"]
-        example = (
-            f"pipeline({_quoted(self.registered[0])})" if self.registered else "pipeline(name)"
-        )
-        if lang == "en":
-            return _compose(
-                "UnknownPipelineError",
-                "No pipeline is registered under this name.",
-                _section("Pipeline", repr(self.name)),
-                _section("Registered pipelines", *registered),
-                _section("Fix", f"call pipeline() with a registered name, e.g. {example}"),
-            )
-        registered = _bullets(self.registered) if self.registered else ["- (không có)"]
-        return _compose(
-            "UnknownPipelineError",
-            "Không có pipeline nào được đăng ký với tên này.",
-            _section("Pipeline", repr(self.name)),
-            _section("Các pipeline đã đăng ký", *registered),
-            _section("Cách sửa", f"gọi pipeline() với một tên đã đăng ký, ví dụ {example}"),
+    def _sections(self) -> Iterator[Any]:
+        yield "Pipeline", repr(self.name)
+        registered = _bullets(self.registered) or [Bilingual("- (none)", "- (không có)")]
+        yield Bilingual("Registered pipelines", "Các pipeline đã đăng ký"), *registered
+        call = f"pipeline({_quoted(self.registered[0])})" if self.registered else "pipeline(name)"
+        yield (
+            _H.FIX,
+            _say(
+                Bilingual(
+                    "call pipeline() with a registered name, e.g. {call}",
+                    "gọi pipeline() với một tên đã đăng ký, ví dụ {call}",
+                ),
+                call=call,
+            ),
         )
 
 
@@ -1304,56 +1307,48 @@ class OutputConflictError(MintDimError, ValueError):
     values: list[str]
     files: list[str]
 
-    def __init__(
-        self, *, directory: str, setting: str, values: list[str], files: list[str]
-    ) -> None:
-        if len(values) != len(files):
-            raise ValueError(
-                f"values and files must have the same length, got {len(values)} and {len(files)}"
-            )
-        super().__init__(
-            directory=directory, setting=setting, values=list(values), files=list(files)
-        )
+    summary = Bilingual(
+        "Files that write to one output directory declare different settings.",
+        "Các file ghi vào cùng một thư mục output nhưng khai báo cấu hình khác nhau.",
+    )
+    examples = (
+        {
+            "directory": "./out",
+            "setting": "units.sizes",
+            "values": ["[128, 256]", "[64, 128]"],
+            "files": ["./data/a.jsonl", "./data/b.jsonl"],
+        },
+    )
 
-    def _render(self, lang: str) -> str:
-        declarations = [
-            f"{file} -> {value}" for file, value in zip(self.files, self.values, strict=True)
-        ]
-        if lang == "en":
-            return _compose(
-                "OutputConflictError",
-                "Files that write to one output directory declare different settings.",
-                _section("Directory", self.directory),
-                _section("Setting", self.setting),
-                _section("Declarations", *declarations),
-                _section(
-                    "Rules",
-                    "- files sharing one output directory must use the same tokenizer file, "
-                    "the same units.sizes and the same output.samples_per_shard",
-                    "- build_batch, fields and templates may differ",
-                ),
-                _section(
-                    "Fix",
-                    f"declare one {self.setting} for these files, "
-                    "or give each file its own output directory",
-                ),
+    def _check(self) -> None:
+        if len(self.values) != len(self.files):
+            raise ValueError(
+                f"values and files must have the same length, got {len(self.values)} and {len(self.files)}"
             )
-        return _compose(
-            "OutputConflictError",
-            "Các file ghi vào cùng một thư mục output nhưng khai báo cấu hình khác nhau.",
-            _section("Thư mục", self.directory),
-            _section("Cấu hình", self.setting),
-            _section("Khai báo", *declarations),
-            _section(
-                "Quy tắc",
+
+    def _sections(self) -> Iterator[Any]:
+        yield _H.DIRECTORY, self.directory
+        yield Bilingual("Setting", "Cấu hình"), self.setting
+        yield (
+            Bilingual("Declarations", "Khai báo"),
+            *(f"{file} -> {value}" for file, value in zip(self.files, self.values, strict=True)),
+        )
+        yield (
+            _H.RULES,
+            Bilingual(
+                "- files sharing one output directory must use the same tokenizer file, "
+                "the same units.sizes and the same output.samples_per_shard\n"
+                "- build_batch, fields and templates may differ",
                 "- các file dùng chung một thư mục output phải dùng cùng file tokenizer, "
-                "cùng units.sizes và cùng output.samples_per_shard",
+                "cùng units.sizes và cùng output.samples_per_shard\n"
                 "- build_batch, fields và templates có thể khác nhau",
             ),
-            _section(
-                "Cách sửa",
-                f"khai báo cùng một {self.setting} cho các file này, "
-                "hoặc cho mỗi file một thư mục output riêng",
+        )
+        yield (
+            _H.FIX,
+            Bilingual(
+                "declare one {setting} for these files, or give each file its own output directory",
+                "khai báo cùng một {setting} cho các file này, hoặc cho mỗi file một thư mục output riêng",
             ),
         )
 
@@ -1366,116 +1361,89 @@ class SourceValidationError(MintDimError, ValueError):
     A key outside ``source`` (e.g. ``output.dir``) is rendered without the source rules.
     """
 
-    key: str
-    problem: str
-    got: object
-
-    _PROBLEMS: ClassVar[dict[str, tuple[str, str, str, str]]] = {
-        # problem: (English problem, English fix, Vietnamese problem, Vietnamese fix)
+    _PROBLEMS: ClassVar[dict[str, tuple[Bilingual, Bilingual]]] = {
+        # Each problem has a problem text and a fix.
         "not_list": (
-            "{key} must be a list, got {got}",
-            "pass {key} as a list",
-            "{key} phải là list, hiện tại là {got}",
-            "truyền {key} dưới dạng list",
+            Bilingual("{key} must be a list, got {got}", "{key} phải là list, hiện tại là {got}"),
+            Bilingual("pass {key} as a list", "truyền {key} dưới dạng list"),
         ),
         "empty": (
-            "{key} must not be empty",
-            "declare at least one entry in {key}",
-            "{key} không được rỗng",
-            "khai báo ít nhất một phần tử trong {key}",
+            Bilingual("{key} must not be empty", "{key} không được rỗng"),
+            Bilingual(
+                "declare at least one entry in {key}", "khai báo ít nhất một phần tử trong {key}"
+            ),
         ),
         "not_string": (
-            "{key} must be a string, got {got}",
-            "write {key} as a string",
-            "{key} phải là string, hiện tại là {got}",
-            "viết {key} dưới dạng string",
+            Bilingual(
+                "{key} must be a string, got {got}", "{key} phải là string, hiện tại là {got}"
+            ),
+            Bilingual("write {key} as a string", "viết {key} dưới dạng string"),
         ),
         "duplicate_field": (
-            "{key} declares field {got!r} more than once",
-            "declare each field once in {key}",
-            "{key} khai báo field {got!r} nhiều lần",
-            "mỗi field chỉ khai báo một lần trong {key}",
+            Bilingual(
+                "{key} declares field {got!r} more than once",
+                "{key} khai báo field {got!r} nhiều lần",
+            ),
+            Bilingual(
+                "declare each field once in {key}", "mỗi field chỉ khai báo một lần trong {key}"
+            ),
         ),
     }
 
-    def __init__(self, *, key: str, problem: str, got: object = None) -> None:
-        _check_code("source problem", problem, self._PROBLEMS)
-        super().__init__(key=key, problem=problem, got=got)
+    key: str
+    problem: str = _choice(_PROBLEMS)
+    got: object = None
 
-    def _render(self, lang: str) -> str:
-        problem_en, fix_en, problem_vi, fix_vi = (
-            text.format(key=self.key, got=self.got) for text in self._PROBLEMS[self.problem]
-        )
+    examples = ({"key": "source.fields[1]", "problem": "duplicate_field", "got": "input"},)
+
+    @property
+    def summary(self) -> Bilingual:
+        if self._is_source:
+            return Bilingual("Invalid source declaration.", "Khai báo source không hợp lệ.")
+        return Bilingual("Invalid declaration.", "Khai báo không hợp lệ.")
+
+    @property
+    def _is_source(self) -> bool:
         # The rules describe source.*; other keys (such as output.dir) get no Rules section
         # rather than rules that do not apply to them.
-        is_source = self.key.startswith("source")
-        if lang == "en":
-            rules = _section(
-                "Rules",
-                "- files: list of path strings",
-                "- fields: list of lists of field-name strings",
-                "- templates: list of strings",
+        return self.key.startswith("source")
+
+    def _sections(self) -> Iterator[Any]:
+        problem, fix = self._PROBLEMS[self.problem]
+        yield "Key", self.key
+        yield _H.PROBLEM, problem
+        if self._is_source:
+            yield (
+                _H.RULES,
+                Bilingual(
+                    "- files: list of path strings\n- fields: list of lists of field-name strings\n"
+                    "- templates: list of strings",
+                    "- files: list các đường dẫn dạng string\n- fields: list các list tên field dạng string\n"
+                    "- templates: list các string",
+                ),
             )
-            return _compose(
-                "SourceValidationError",
-                "Invalid source declaration." if is_source else "Invalid declaration.",
-                _section("Key", self.key),
-                _section("Problem", problem_en),
-                rules if is_source else None,
-                _section("Fix", fix_en),
-            )
-        rules = _section(
-            "Quy tắc",
-            "- files: list các đường dẫn dạng string",
-            "- fields: list các list tên field dạng string",
-            "- templates: list các string",
-        )
-        return _compose(
-            "SourceValidationError",
-            "Khai báo source không hợp lệ." if is_source else "Khai báo không hợp lệ.",
-            _section("Key", self.key),
-            _section("Vấn đề", problem_vi),
-            rules if is_source else None,
-            _section("Cách sửa", fix_vi),
-        )
+        yield _H.FIX, fix
 
 
 class RunOptionError(MintDimError, ValueError):
-    """Raised when an option of ``run()`` has a bad value, e.g. ``workers=0``.
+    """Raised when an option of ``run()`` has a bad value, e.g. ``workers=0``."""
 
-    ``rule`` is "positive_int" or "bool".
-    """
+    _RULES: ClassVar[dict[str, Bilingual]] = {
+        "positive_int": Bilingual("must be a positive integer", "phải là số nguyên dương"),
+        "bool": Bilingual("must be True or False", "phải là True hoặc False"),
+    }
 
     option: str
     value: object
-    rule: str
+    rule: str = _choice(_RULES)
 
-    _RULES: ClassVar[dict[str, tuple[str, str]]] = {
-        "positive_int": ("must be a positive integer", "phải là số nguyên dương"),
-        "bool": ("must be True or False", "phải là True hoặc False"),
-    }
+    summary = Bilingual("Invalid run() option.", "Tùy chọn của run() không hợp lệ.")
+    examples = ({"option": "workers", "value": 0, "rule": "positive_int"},)
 
-    def __init__(self, *, option: str, value: object, rule: str) -> None:
-        _check_code("run option rule", rule, self._RULES)
-        super().__init__(option=option, value=value, rule=rule)
-
-    def _render(self, lang: str) -> str:
-        rule_en, rule_vi = self._RULES[self.rule]
-        if lang == "en":
-            return _compose(
-                "RunOptionError",
-                "Invalid run() option.",
-                _section("Option", self.option),
-                _section("Value", _show(self.value)),
-                _section("Rule", f"{self.option} {rule_en}"),
-            )
-        return _compose(
-            "RunOptionError",
-            "Tùy chọn của run() không hợp lệ.",
-            _section("Tùy chọn", self.option),
-            _section("Giá trị", _show(self.value)),
-            _section("Quy tắc", f"{self.option} {rule_vi}"),
-        )
+    def _sections(self) -> Iterator[Any]:
+        yield Bilingual("Option", "Tùy chọn"), self.option
+        yield Bilingual("Value", "Giá trị"), _show(self.value)
+        yield _H.RULE, _say("{option} {broken}", broken=self._RULES[self.rule])
 
 
 class WorkerError(MintDimError, RuntimeError):
@@ -1485,76 +1453,66 @@ class WorkerError(MintDimError, RuntimeError):
     """
 
     detail: str
-    exitcode: int | None
+    exitcode: int | None = None
 
-    def __init__(self, *, detail: str, exitcode: int | None = None) -> None:
-        super().__init__(detail=detail, exitcode=exitcode)
+    summary = Bilingual(
+        "A worker process stopped without reporting a MintDim error.",
+        "Một tiến trình worker đã dừng mà không báo lỗi MintDim.",
+    )
+    examples = ({"detail": "worker 1 exited unexpectedly", "exitcode": -9},)
 
-    def _exit_lines(self, lang: str) -> list[str]:
-        if self.exitcode is None:
-            return []
-        text = str(self.exitcode)
-        if self.exitcode < 0:
+    def _sections(self) -> Iterator[Any]:
+        yield _H.PROBLEM, self.detail
+        if self.exitcode is not None and self.exitcode < 0:
             try:
                 name = signal.Signals(-self.exitcode).name
             except ValueError:
                 name = f"signal {-self.exitcode}"
-            text += f" ({'killed by' if lang == 'en' else 'bị dừng bởi'} {name})"
-        return [text]
-
-    def _render(self, lang: str) -> str:
-        exit_lines = self._exit_lines(lang)
-        if lang == "en":
-            return _compose(
-                "WorkerError",
-                "A worker process stopped without reporting a MintDim error.",
-                _section("Problem", self.detail),
-                _section("Exit code", *exit_lines) if exit_lines else None,
-                _section(
-                    "Fix",
-                    "check free memory: the operating system may have killed the worker",
-                    "run again with workers=1 to see the error in this process",
-                ),
+            killed = Bilingual(
+                "{exitcode} (killed by {signal})", "{exitcode} (bị dừng bởi {signal})"
             )
-        return _compose(
-            "WorkerError",
-            "Một tiến trình worker đã dừng mà không báo lỗi MintDim.",
-            _section("Vấn đề", self.detail),
-            _section("Mã thoát", *exit_lines) if exit_lines else None,
-            _section(
-                "Cách sửa",
-                "kiểm tra bộ nhớ còn trống: hệ điều hành có thể đã dừng worker",
+            yield Bilingual("Exit code", "Mã thoát"), _say(killed, signal=name)
+        elif self.exitcode is not None:
+            yield Bilingual("Exit code", "Mã thoát"), self.exitcode
+        yield (
+            _H.FIX,
+            Bilingual(
+                "check free memory: the operating system may have killed the worker\n"
+                "run again with workers=1 to see the error in this process",
+                "kiểm tra bộ nhớ còn trống: hệ điều hành có thể đã dừng worker\n"
                 "chạy lại với workers=1 để thấy lỗi ngay trong tiến trình này",
             ),
         )
 
 
-class BuildInterruptedError(MintDimError):
-    """Raised when a build is stopped by Ctrl-C (SIGINT) or SIGTERM; nothing written is finished."""
+class BuildInterruptedError(MintDimError, KeyboardInterrupt):
+    """Raised when a build is stopped by Ctrl-C (SIGINT) or SIGTERM; nothing written is finished.
 
-    signal_name: str
+    It is a ``KeyboardInterrupt`` too, so ``except KeyboardInterrupt`` keeps catching a stop.
+    """
 
-    def __init__(self, *, signal_name: str = "SIGINT") -> None:
-        super().__init__(signal_name=signal_name)
+    signal_name: str = "SIGINT"
 
-    def _render(self, lang: str) -> str:
-        if lang == "en":
-            return _compose(
-                "BuildInterruptedError",
-                "The build was stopped before it finished.",
-                _section("Signal", self.signal_name),
-                _section("Result", "the build did not finish; nothing written is a finished build"),
-                _section("Fix", "run the build again into a new or empty output directory"),
-            )
-        return _compose(
-            "BuildInterruptedError",
-            "Build đã bị dừng trước khi hoàn tất.",
-            _section("Tín hiệu", self.signal_name),
-            _section(
-                "Kết quả",
+    summary = Bilingual(
+        "The build was stopped before it finished.", "Build đã bị dừng trước khi hoàn tất."
+    )
+    examples = ({"signal_name": "SIGTERM"},)
+
+    def _sections(self) -> Iterator[Any]:
+        yield Bilingual("Signal", "Tín hiệu"), self.signal_name
+        yield (
+            Bilingual("Result", "Kết quả"),
+            Bilingual(
+                "the build did not finish; nothing written is a finished build",
                 "build chưa hoàn tất; các file đã ghi không phải là một build hoàn chỉnh",
             ),
-            _section("Cách sửa", "chạy lại build vào một thư mục output mới hoặc rỗng"),
+        )
+        yield (
+            _H.FIX,
+            Bilingual(
+                "run the build again into a new or empty output directory",
+                "chạy lại build vào một thư mục output mới hoặc rỗng",
+            ),
         )
 
 
@@ -1573,36 +1531,33 @@ class UnknownConfigKeyError(MintDimError, ValueError):
 
     unknown: dict[str, list[str]]
 
-    def __init__(self, *, unknown: dict[str, list[str]]) -> None:
-        super().__init__(unknown={key: list(valid) for key, valid in unknown.items()})
+    summary = Bilingual(
+        "The config has keys MintDim does not know.", "Config có key mà MintDim không biết."
+    )
+    examples = ({"unknown": {"units.batch": ["sizes", "build_batch"]}},)
 
-    def _valid_lines(self, lang: str) -> list[str]:
-        top = "(top level)" if lang == "en" else "(cấp ngoài cùng)"
-        return [
-            f"- {key.rpartition('.')[0] or top}: {', '.join(names)}"
-            for key, names in self.unknown.items()
-        ]
+    def _check(self) -> None:
+        self.unknown = {key: list(valid) for key, valid in self.unknown.items()}
 
-    def _render(self, lang: str) -> str:
-        keys, valid = _bullets(self.unknown), self._valid_lines(lang)
-        if lang == "en":
-            return _compose(
-                "UnknownConfigKeyError",
-                "The config has keys MintDim does not know.",
-                _section("Unknown keys", *keys) if keys else None,
-                _section("Valid keys", *valid) if valid else None,
-                _section(
-                    "Fix",
-                    "remove the key or correct its spelling (see: python -m mintdim.run --help)",
+    def _sections(self) -> Iterator[Any]:
+        if self.unknown:
+            yield Bilingual("Unknown keys", "Key không hợp lệ"), *_bullets(self.unknown)
+            top = Bilingual("(top level)", "(cấp ngoài cùng)")
+            yield (
+                Bilingual("Valid keys", "Key hợp lệ"),
+                *(
+                    _say(
+                        "- {parent}: {names}",
+                        parent=key.rpartition(".")[0] or top,
+                        names=", ".join(names),
+                    )
+                    for key, names in self.unknown.items()
                 ),
             )
-        return _compose(
-            "UnknownConfigKeyError",
-            "Config có key mà MintDim không biết.",
-            _section("Key không hợp lệ", *keys) if keys else None,
-            _section("Key hợp lệ", *valid) if valid else None,
-            _section(
-                "Cách sửa",
+        yield (
+            _H.FIX,
+            Bilingual(
+                "remove the key or correct its spelling (see: python -m mintdim.run --help)",
                 "xóa key hoặc sửa lại chính tả (xem: python -m mintdim.run --help)",
             ),
         )
@@ -1618,27 +1573,24 @@ class ConfigValueError(MintDimError, ValueError):
 
     key: str
     detail: str
-    expected: str
+    expected: str = ""
 
-    def __init__(self, *, key: str, detail: str, expected: str = "") -> None:
-        super().__init__(key=key, detail=detail, expected=expected)
+    summary = Bilingual(
+        "A config value could not be read.", "Không đọc được một giá trị trong config."
+    )
+    examples = (
+        {
+            "key": "output.dir",
+            "detail": "Missing mandatory value: output.dir",
+            "expected": "output.dir=./artifacts/token_shards",
+        },
+    )
 
-    def _render(self, lang: str) -> str:
-        if lang == "en":
-            return _compose(
-                "ConfigValueError",
-                "A config value could not be read.",
-                _section("Key", self.key),
-                _section("Reason", self.detail),
-                _section("Expected", self.expected) if self.expected else None,
-            )
-        return _compose(
-            "ConfigValueError",
-            "Không đọc được một giá trị trong config.",
-            _section("Key", self.key),
-            _section("Lý do", self.detail),
-            _section("Giá trị đúng", self.expected) if self.expected else None,
-        )
+    def _sections(self) -> Iterator[Any]:
+        yield "Key", self.key
+        yield _H.REASON, self.detail
+        if self.expected:
+            yield Bilingual("Expected", "Giá trị đúng"), self.expected
 
 
 class DemoFileError(MintDimError, FileNotFoundError):
@@ -1647,24 +1599,16 @@ class DemoFileError(MintDimError, FileNotFoundError):
     name: str
     available: list[str]
 
-    def __init__(self, *, name: str, available: list[str]) -> None:
-        super().__init__(name=name, available=list(available))
+    summary = Bilingual(
+        "${{mintdim_demo:...}} names a file that is not bundled with MintDim.",
+        "${{mintdim_demo:...}} trỏ tới file không có sẵn trong MintDim.",
+    )
+    examples = ({"name": "alpaca.json", "available": ["alpaca.jsonl", "tokenizer.model"]},)
 
-    def _render(self, lang: str) -> str:
-        files = _bullets(self.available)
-        if lang == "en":
-            return _compose(
-                "DemoFileError",
-                "${mintdim_demo:...} names a file that is not bundled with MintDim.",
-                _section("Name", self.name),
-                _section("Bundled files", *files) if files else None,
-            )
-        return _compose(
-            "DemoFileError",
-            "${mintdim_demo:...} trỏ tới file không có sẵn trong MintDim.",
-            _section("Tên", self.name),
-            _section("Các file có sẵn", *files) if files else None,
-        )
+    def _sections(self) -> Iterator[Any]:
+        yield Bilingual("Name", "Tên"), self.name
+        if self.available:
+            yield Bilingual("Bundled files", "Các file có sẵn"), *_bullets(self.available)
 
 
 class SweepOutputError(MintDimError, FileExistsError):
@@ -1677,71 +1621,34 @@ class SweepOutputError(MintDimError, FileExistsError):
 
     directory: str
 
-    def __init__(self, *, directory: str) -> None:
-        super().__init__(directory=directory)
+    summary = Bilingual(
+        "A sweep job's output directory already exists.",
+        "Thư mục output của một job trong sweep đã tồn tại.",
+    )
+    examples = ({"directory": "multirun/2026-01-01/12-00-00/0/build"},)
 
-    def _render(self, lang: str) -> str:
-        if lang == "en":
-            return _compose(
-                "SweepOutputError",
-                "A sweep job's output directory already exists.",
-                _section("Directory", self.directory),
-                _section(
-                    "Rule",
-                    "in a sweep (-m) every job writes into a new directory of its own",
-                    "keep the default output (a directory inside each job's directory), "
-                    "or give each job its own output.dir",
-                ),
-            )
-        return _compose(
-            "SweepOutputError",
-            "Thư mục output của một job trong sweep đã tồn tại.",
-            _section("Thư mục", self.directory),
-            _section(
-                "Quy tắc",
-                "trong sweep (-m) mỗi job ghi vào một thư mục mới của riêng nó",
+    def _sections(self) -> Iterator[Any]:
+        yield _H.DIRECTORY, self.directory
+        yield (
+            _H.RULE,
+            Bilingual(
+                "in a sweep (-m) every job writes into a new directory of its own\n"
+                "keep the default output (a directory inside each job's directory), "
+                "or give each job its own output.dir",
+                "trong sweep (-m) mỗi job ghi vào một thư mục mới của riêng nó\n"
                 "hãy giữ output mặc định (một thư mục nằm trong thư mục của từng job), "
                 "hoặc cho mỗi job một output.dir riêng",
             ),
         )
 
 
-_ERROR_CLASSES: tuple[type[MintDimError], ...] = (
-    PipelineValidationError,
-    MintDimFileNotFoundError,
-    SourceParseError,
-    SampleSchemaError,
-    TokenizerValidationError,
-    TokenizerSpecialTokenError,
-    TokenizerMappingError,
-    FieldMappingError,
-    TemplateMappingError,
-    TemplateFieldMismatchError,
-    TemplateTokenizerError,
-    UnitMappingError,
-    OutputMappingError,
-    UnitValidationError,
-    UnitOverflowError,
-    OutputValidationError,
-    TokenDTypeValidationError,
-    SamplesPerShardError,
-    TemplateSyntaxError,
-    FieldValueTypeError,
-    TokenizerLoadError,
-    TokenizerEncodeError,
-    UnknownPipelineError,
-    OutputConflictError,
-    SourceValidationError,
-    RunOptionError,
-    WorkerError,
-    BuildInterruptedError,
-    UnknownConfigKeyError,
-    ConfigValueError,
-    DemoFileError,
-    SweepOutputError,
-)
-
-
-def error_classes() -> tuple[type[MintDimError], ...]:
-    """Every concrete MintDim error class, in catalogue order (the base class excluded)."""
-    return _ERROR_CLASSES
+__all__ = [
+    "LANGUAGES",
+    "MappingError",
+    "MintDimError",
+    "error_classes",
+    "format_location",
+    "get_language",
+    "set_language",
+    *(cls.__name__ for cls in _REGISTRY),
+]

@@ -215,89 +215,64 @@ def test_missing_hf_tokenizer_file(cwd):
 # ---------------------------------------------------------------------------
 
 
-def _mapping_text(name: str, en_sentence: str, en_supports: str, vi_sentence: str, vi_supports):
-    return (
-        f"{name}:\n{en_sentence}\n\nMintDim supports:\n{en_supports}",
-        f"{name}:\n{vi_sentence}\n\nMintDim hỗ trợ:\n{vi_supports}",
-    )
-
-
-def test_tokenizer_mapping_error(cwd, sp_model):
-    err = fails(
-        job(THREE, [sp_model, sp_model]),
-        errors.TokenizerMappingError,
-    )
-    assert (err.file_count, err.got) == (3, 2)
-    en, vi = _mapping_text(
-        "TokenizerMappingError",
+# The catalogue's own text (spec entries 7-9, 12, 13), then the Key section naming the list.
+_SPEC_MAPPING = {
+    "tokenizer": (
         "Received 3 input files but 2 tokenizers.",
         "- 1 tokenizer shared across all files\n- N tokenizers for N files",
         "Nhận 3 file đầu vào nhưng chỉ có 2 tokenizer.",
         "- 1 tokenizer dùng chung cho tất cả file\n- N tokenizer cho N file",
-    )
-    assert err.message("en") == en
-    assert err.message("vi") == vi
-
-
-def test_field_mapping_error(cwd, sp_model):
-    err = fails(job(THREE, sp_model, fields=[["text"], ["text"]]), errors.FieldMappingError)
-    assert (err.file_count, err.got) == (3, 2)
-    en, vi = _mapping_text(
-        "FieldMappingError",
+    ),
+    "source.fields": (
         "Received 3 input files but 2 field configs.",
         "- 1 field config shared across all files\n- N field configs for N files",
         "Nhận 3 file đầu vào nhưng chỉ có 2 cấu hình fields.",
         "- 1 fields dùng chung cho tất cả file\n- N fields cho N file",
-    )
-    assert err.message("en") == en
-    assert err.message("vi") == vi
-
-
-def test_template_mapping_error(cwd, sp_model):
-    err = fails(job(THREE, sp_model, templates=["{text}", "{text}"]), errors.TemplateMappingError)
-    assert (err.file_count, err.got) == (3, 2)
-    en, vi = _mapping_text(
-        "TemplateMappingError",
+    ),
+    "source.templates": (
         "Received 3 input files but 2 templates.",
         "- 1 template shared across all files\n- N templates for N files",
         "Nhận 3 file đầu vào nhưng chỉ có 2 template.",
         "- 1 template dùng chung cho tất cả file\n- N template cho N file",
-    )
-    assert err.message("en") == en
-    assert err.message("vi") == vi
-
-
-@pytest.mark.parametrize(
-    ("key", "kwargs"),
-    [
-        ("sizes", {"sizes": [[8], [16]]}),
-        ("build_batch", {"build_batch": [4, 8]}),
-    ],
-)
-def test_unit_mapping_error(cwd, sp_model, key, kwargs):
-    err = fails(job(THREE, sp_model, **kwargs), errors.UnitMappingError)
-    assert (err.file_count, err.got, err.key) == (3, 2, key)
-    en, vi = _mapping_text(
-        "UnitMappingError",
+    ),
+    "units": (
         "Received 3 input files but 2 unit configs.",
         "- 1 unit config shared across all files\n- N unit configs for N input files",
         "Nhận 3 file đầu vào nhưng chỉ có 2 unit config.",
         "- 1 unit config dùng chung cho tất cả file\n- N unit config cho N file",
-    )
-    assert err.message("en") == f"{en}\n\nKey:\nunits.{key}"
-    assert err.message("vi") == f"{vi}\n\nKey:\nunits.{key}"
+    ),
+    "output.dir": (
+        "Received 3 input files but 2 output directories.",
+        "- 1 shared output directory\n- N output directories for N input files",
+        "Nhận 3 file đầu vào nhưng chỉ có 2 thư mục output.",
+        "- 1 output dùng chung\n- N output cho N file",
+    ),
+}
 
 
-def test_output_mapping_error(cwd, sp_model):
-    err = fails(job(THREE, sp_model, out=["./o1", "./o2"]), errors.OutputMappingError, "o1", "o2")
-    assert (err.file_count, err.got) == (3, 2)
+@pytest.mark.parametrize(
+    ("kwargs", "cls", "key"),
+    [
+        ({"tokenizers": 2}, errors.TokenizerMappingError, "tokenizer"),
+        ({"fields": [["text"], ["text"]]}, errors.FieldMappingError, "source.fields"),
+        ({"templates": ["{text}", "{text}"]}, errors.TemplateMappingError, "source.templates"),
+        ({"sizes": [[8], [16]]}, errors.UnitMappingError, "units.sizes"),
+        ({"build_batch": [4, 8]}, errors.UnitMappingError, "units.build_batch"),
+        ({"out": ["./o1", "./o2"]}, errors.OutputMappingError, "output.dir"),
+    ],
+)
+def test_mapping_errors_name_the_list(cwd, sp_model, kwargs, cls, key):
+    tokenizer = [sp_model] * kwargs.pop("tokenizers") if "tokenizers" in kwargs else sp_model
+    err = fails(job(THREE, tokenizer, **kwargs), cls, *kwargs.get("out", ["out"]))
+    assert isinstance(err, errors.MappingError)
+    assert (err.file_count, err.got, err.key) == (3, 2, key)
+    spec = _SPEC_MAPPING["units" if key.startswith("units.") else key]
+    en_sentence, en_supports, vi_sentence, vi_supports = spec
     assert err.message("en") == (
-        "OutputMappingError:\nReceived 3 input files but 2 output directories.\n\n"
-        "MintDim supports:\n- 1 shared output directory\n- N output directories for N input files"
+        f"{cls.__name__}:\n{en_sentence}\n\nMintDim supports:\n{en_supports}\n\nKey:\n{key}"
     )
     assert err.message("vi") == (
-        "OutputMappingError:\nNhận 3 file đầu vào nhưng chỉ có 2 thư mục output.\n\n"
-        "MintDim hỗ trợ:\n- 1 output dùng chung\n- N output cho N file"
+        f"{cls.__name__}:\n{vi_sentence}\n\nMintDim hỗ trợ:\n{vi_supports}\n\nKey:\n{key}"
     )
 
 

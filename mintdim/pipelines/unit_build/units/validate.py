@@ -63,7 +63,7 @@ def build_batches(build_batch: object, file_count: int) -> list[int]:
 
 def _mapped(value: list | tuple, name: str, file_count: int) -> list:
     if len(value) not in (1, file_count):
-        raise UnitMappingError(file_count=file_count, got=len(value), key=name)
+        raise UnitMappingError(file_count=file_count, got=len(value), key=f"units.{name}")
     return list(value)
 
 
