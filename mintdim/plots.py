@@ -100,7 +100,7 @@ def sweep_padding(
     axes.invert_yaxis()
     for row, ratio in zip(rows, padding_ratios, strict=True):
         axes.text(ratio, row, f" {ratio:.2%}", va="center")
-    axes.set_xlim(0, max(1.0, *padding_ratios) if padding_ratios else 1.0)
+    axes.set_xlim(0, 1.15)  # ratios are at most 1; the room on the right holds the labels
     axes.set_xlabel(_SWEEP_TEXT["x"].render())
     axes.set_title(_SWEEP_TEXT["title"].render())
     return _save(figure, plt, path)

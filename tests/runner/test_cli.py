@@ -236,7 +236,7 @@ def test_parallel_sweep_with_joblib_summarises_a_failed_job(tmp_path) -> None:
     )
     assert "| - | 0 | units.sizes=[[64,128]] workers=1 | FAILED: UnitOverflowError" in done.stdout
     assert (sweep / "sweep_summary.md").read_text() in done.stdout
-    assert "UnitOverflowError:\nSample token length exceeds max unit size." in done.stderr
+    assert "UnitOverflowError:\nSample token length exceeds max unit size: " in done.stderr
     assert_compact(done.stderr)
     assert json.loads((sweep / "1/build/stats.json").read_text())["total_samples"] == 175
 

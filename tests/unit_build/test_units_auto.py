@@ -73,7 +73,12 @@ def test_auto_units_with_max_size_reports_every_overlong_sample_before_writing(s
     assert caught.value.count == len(over)
     assert (caught.value.line, caught.value.token_count) == over[0]
     assert caught.value.max_unit_size == 40
-    assert str(max(n for _, n in over)) in caught.value.largest
+    longest = max(over, key=lambda item: item[1])
+    assert (caught.value.largest_at, caught.value.largest_count) == (
+        f"a.jsonl:{longest[0]}",
+        longest[1],
+    )
+    assert caught.value.first_counts == [n for _, n in over[:5]]
     assert not (cwd / "out").exists()
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from mintdim.pipelines.unit_build.contracts import BuildPlan, ScanResult
 from mintdim.pipelines.unit_build.units.optimal import UnitPlan, plan_units
 from mintdim.pipelines.unit_build.units.overflow import OverflowTally
-from mintdim.shared.errors import UnitOverflowError, UnitValidationError
+from mintdim.shared.errors import UnitOverflowError, UnitPlanError
 
 __all__ = ["planned_build", "unit_plans"]
 
@@ -26,7 +26,7 @@ def unit_plans(plan: BuildPlan, scan: ScanResult) -> list[UnitPlan]:
     for output in plan.outputs:
         counts = np.concatenate([scan.by_file[i] for i in output.file_indexes])
         if not counts.size:
-            raise UnitValidationError(key="units.sizes", value="auto", rule="nothing_to_plan")
+            raise UnitPlanError(key="units.sizes", value="auto", rule="nothing_to_plan")
         plans.append(
             plan_units(
                 counts,

@@ -49,14 +49,12 @@ class OverflowTally:
             token_count=token_count,
             max_unit_size=max_unit_size,
             count=self.count,
-            largest=_described(largest_file, largest_line, largest_count),
-            first=[_described(*sample) for sample in self.first],
+            largest_at=format_location(largest_file, largest_line),
+            largest_count=largest_count,
+            first_at=[format_location(f, n) for f, n, _ in self.first],
+            first_counts=[tokens for _, _, tokens in self.first],
             stopped_at=_stopped_at(stopped),
         )
-
-
-def _described(file: str, line: int, token_count: int) -> str:
-    return f"{format_location(file, line)} ({token_count:,} tokens)"
 
 
 def _stopped_at(error: MintDimError | None) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from mintdim.pipelines.unit_build.contracts import AutoUnits
-from mintdim.shared.errors import UnitMappingError, UnitValidationError
+from mintdim.shared.errors import UnitMappingError, UnitPlanError, UnitValidationError
 
 __all__ = [
     "AUTO_COUNT",
@@ -67,10 +67,12 @@ def _mapped(value: list | tuple, name: str, file_count: int) -> list:
     return list(value)
 
 
-def _positive_int(value: object, key: str) -> None:
+def _positive_int(
+    value: object, key: str, error: type[UnitValidationError] = UnitValidationError
+) -> None:
     # bool is an int subclass; True is not a size.
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise UnitValidationError(key=key, value=value, rule="positive_int")
+        raise error(key=key, value=value, rule="positive_int")
 
 
 def plan_options(
@@ -84,26 +86,20 @@ def plan_options(
     """Check the planner's options; ``prefix`` names where they were given (``units.``)."""
     if count is None:
         if isinstance(unit_cost, bool) or not isinstance(unit_cost, int | float):
-            raise UnitValidationError(
-                key=f"{prefix}unit_cost", value=unit_cost, rule="count_or_cost"
-            )
+            raise UnitPlanError(key=f"{prefix}unit_cost", value=unit_cost, rule="count_or_cost")
         if not 0 <= unit_cost < float("inf"):
-            raise UnitValidationError(
-                key=f"{prefix}unit_cost", value=unit_cost, rule="non_negative"
-            )
+            raise UnitPlanError(key=f"{prefix}unit_cost", value=unit_cost, rule="non_negative")
     else:
-        _positive_int(count, f"{prefix}count")
+        _positive_int(count, f"{prefix}count", UnitPlanError)
         if unit_cost is not None:
-            raise UnitValidationError(
-                key=f"{prefix}unit_cost", value=unit_cost, rule="count_or_cost"
-            )
-    _positive_int(align, f"{prefix}align")
+            raise UnitPlanError(key=f"{prefix}unit_cost", value=unit_cost, rule="count_or_cost")
+    _positive_int(align, f"{prefix}align", UnitPlanError)
     if max_size is not None:
-        _positive_int(max_size, f"{prefix}max_size")
+        _positive_int(max_size, f"{prefix}max_size", UnitPlanError)
         if max_size < align:
-            raise UnitValidationError(key=f"{prefix}max_size", value=max_size, rule="below_align")
+            raise UnitPlanError(key=f"{prefix}max_size", value=max_size, rule="below_align")
     if cost not in COSTS:
-        raise UnitValidationError(key=f"{prefix}cost", value=cost, rule="cost")
+        raise UnitPlanError(key=f"{prefix}cost", value=cost, rule="cost")
 
 
 def token_counts(counts: object) -> np.ndarray:
@@ -111,9 +107,9 @@ def token_counts(counts: object) -> np.ndarray:
     array = np.asarray(counts)
     if array.ndim != 1 or not (array.dtype.kind in "iu" or array.size == 0):
         shown = f"array of shape {array.shape} and dtype {array.dtype}"
-        raise UnitValidationError(key="token_counts", value=shown, rule="counts")
+        raise UnitPlanError(key="token_counts", value=shown, rule="counts")
     if array.size and array.min() < 0:
-        raise UnitValidationError(key="token_counts", value=int(array.min()), rule="counts")
+        raise UnitPlanError(key="token_counts", value=int(array.min()), rule="counts")
     return array.astype(np.int64, copy=False)
 
 
@@ -126,7 +122,7 @@ def auto_units(sizes: object, options: object) -> AutoUnits | None:
     if sizes != "auto":
         if given:
             key = next(iter(given))
-            raise UnitValidationError(key=f"units.{key}", value=given[key], rule="auto_only")
+            raise UnitPlanError(key=f"units.{key}", value=given[key], rule="auto_only")
         return None
     auto = AutoUnits(
         count=given.get("count", None if "unit_cost" in given else AUTO_COUNT),
