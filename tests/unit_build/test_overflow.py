@@ -10,7 +10,20 @@ from mintdim import UnitOverflowError
 from tests.conftest import corpora_file
 from tests.unit_build.helpers import job, reference_encoder, write_jsonl
 
-_WORDS = ["model", "data", "token", "unit", "shard", "pad", "build", "sample", "template", "field", "value", "train"]
+_WORDS = [
+    "model",
+    "data",
+    "token",
+    "unit",
+    "shard",
+    "pad",
+    "build",
+    "sample",
+    "template",
+    "field",
+    "value",
+    "train",
+]
 
 
 def _text(words: int) -> str:
@@ -20,7 +33,11 @@ def _text(words: int) -> str:
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_build_reports_every_overlong_sample_across_files(sp_model, cwd, workers):
     a = [{"text": _text(n)} for n in (2, 40, 3, 55, 1, 2, 70, 4)]
-    b = [{"text": _text(n)} for n in (5, 90, 3, 33)] + [{"text": _text(2)}] * 30 + [{"text": _text(45)}]
+    b = (
+        [{"text": _text(n)} for n in (5, 90, 3, 33)]
+        + [{"text": _text(2)}] * 30
+        + [{"text": _text(45)}]
+    )
     write_jsonl("a.jsonl", a)
     write_jsonl("b.jsonl", b)
     encode = reference_encoder(sp_model)
