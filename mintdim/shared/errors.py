@@ -1060,9 +1060,10 @@ class UnitOverflowError(MintDimError, ValueError):
 class OutputValidationError(MintDimError, OSError):
     """Raised when the output directory cannot be used: not empty, a file, or not creatable.
 
-    ``problem`` is "not_empty", "not_a_directory", "cannot_create" or "nested" (one output
-    directory of the build lies inside another); ``detail`` (such as the OS error text) is shown
-    under Reason when given.
+    ``problem`` is "not_empty", "not_a_directory", "cannot_create", "nested" (one output
+    directory of the build lies inside another) or "not_a_path" (``output.dir`` declared something
+    other than path strings; ``directory`` is then the declared value's repr); ``detail`` (such as
+    the OS error text) is shown under Reason when given.
     """
 
     _PROBLEMS: ClassVar[dict[str, tuple[Bilingual, Bilingual]]] = {
@@ -1098,6 +1099,17 @@ class OutputValidationError(MintDimError, OSError):
                 "Hãy dùng các thư mục output không chứa nhau.",
             ),
         ),
+        "not_a_path": (
+            Bilingual(
+                "Output directory must be a path string.",
+                "Thư mục output phải là đường dẫn dạng string.",
+            ),
+            Bilingual(
+                "Pass output.dir one path shared by every file, or a list of one path per file.",
+                "Hãy truyền cho output.dir một đường dẫn dùng chung, hoặc một list mỗi file một "
+                "đường dẫn.",
+            ),
+        ),
     }
 
     directory: str
@@ -1110,6 +1122,11 @@ class OutputValidationError(MintDimError, OSError):
             "directory": "/data/out",
             "problem": "cannot_create",
             "detail": "[Errno 30] Read-only file system: '/data/out'",
+        },
+        {
+            "directory": "5",
+            "problem": "not_a_path",
+            "detail": "output.dir is int, not a path string",
         },
     )
 
@@ -1152,10 +1169,10 @@ class TokenDTypeValidationError(MintDimError, ValueError):
 class SamplesPerShardError(MintDimError, ValueError):
     """Raised when output.samples_per_shard has a bad value or a bad number of entries.
 
-    Create it with :meth:`not_positive` or :meth:`arity`.
+    Create it with :meth:`not_positive`, :meth:`not_list` or :meth:`arity`.
     """
 
-    problem: str = _choice(("not_positive", "arity"))
+    problem: str = _choice(("not_positive", "not_list", "arity"))
     index: int | None = None
     value: object = None
     file_count: int | None = None
@@ -1164,6 +1181,7 @@ class SamplesPerShardError(MintDimError, ValueError):
     summary = Bilingual("Invalid samples_per_shard.", "samples_per_shard không hợp lệ.")
     examples = (
         {"problem": "not_positive", "index": 0, "value": 0},
+        {"problem": "not_list", "value": 10000},
         {"problem": "arity", "file_count": 3, "got": 2},
     )
 
@@ -1171,6 +1189,11 @@ class SamplesPerShardError(MintDimError, ValueError):
     def not_positive(cls, *, index: int, value: object) -> SamplesPerShardError:
         """``samples_per_shard[index]`` is not a positive int."""
         return cls(problem="not_positive", index=index, value=value)
+
+    @classmethod
+    def not_list(cls, *, value: object) -> SamplesPerShardError:
+        """``samples_per_shard`` is not a list (a bare int is refused like a bare build_batch)."""
+        return cls(problem="not_list", value=value)
 
     @classmethod
     def arity(cls, *, file_count: int, got: int) -> SamplesPerShardError:
@@ -1183,6 +1206,16 @@ class SamplesPerShardError(MintDimError, ValueError):
                 Bilingual(
                     "samples_per_shard[{index}] must be a positive int, got {shown}",
                     "samples_per_shard[{index}] phải là số nguyên dương, hiện tại là {shown}",
+                ),
+                shown=_show(self.value),
+            )
+        elif self.problem == "not_list":
+            problem = _say(
+                Bilingual(
+                    "samples_per_shard must be a list of positive ints (one shared, or one per "
+                    "file), got {shown}",
+                    "samples_per_shard phải là list các số nguyên dương (một giá trị dùng chung, "
+                    "hoặc mỗi file một giá trị), hiện tại là {shown}",
                 ),
                 shown=_show(self.value),
             )

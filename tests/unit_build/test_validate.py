@@ -1140,13 +1140,101 @@ def test_source_declaration_shapes(cwd, sp_model, kwargs, key, problem, got):
 
 
 @pytest.mark.parametrize(
-    ("out", "key"), [([], "output.dir"), (5, "output.dir"), ([3], "output.dir[0]")]
+    ("out", "shown", "detail"),
+    [
+        (5, "5", "output.dir is int, not a path string"),
+        ([3], "3", "output.dir[0] is int, not a path string"),
+        (["./o", None], "None", "output.dir[1] is NoneType, not a path string"),
+    ],
 )
-def test_output_dir_shapes(cwd, sp_model, out, key):
-    err = fails(job(["./data/a.jsonl"], sp_model, out=out), errors.SourceValidationError)
-    assert err.key == key
-    assert sections(err.message("en"))["<sentence>"] == ["Invalid declaration."]
-    assert "Rules" not in sections(err.message("en"))
+def test_output_dir_that_is_not_a_path(cwd, sp_model, out, shown, detail):
+    files = THREE[: len(out)] if isinstance(out, list) else ["./data/a.jsonl"]
+    err = fails(job(files, sp_model, out=out), errors.OutputValidationError)
+    assert (err.problem, err.directory, err.detail) == ("not_a_path", shown, detail)
+    assert sections(err.message("en"))["<sentence>"] == ["Output directory must be a path string."]
+    assert sections(err.message("vi"))["<sentence>"] == [
+        "Thư mục output phải là đường dẫn dạng string."
+    ]
+
+
+def test_an_empty_output_dir_list_is_a_mapping_error(cwd, sp_model):
+    """``output.dir([])`` breaks the one-or-N rule: zero directories for one file."""
+    err = fails(job(["./data/a.jsonl"], sp_model, out=[]), errors.OutputMappingError)
+    assert (err.file_count, err.got) == (1, 0)
+    assert err.message("en").splitlines()[1] == "Received 1 input file but 0 output directories."
+
+
+# The spec's rule for every per-file setting: a list with one entry (shared) or N (mapped).
+# Only tokenizer (a dict) and output.dir (a path) also take a single bare value.
+ONE_OR_N = [
+    ("fields", lambda n: [["text"]] * n, errors.FieldMappingError),
+    ("templates", lambda n: ["{text}"] * n, errors.TemplateMappingError),
+    ("tokenizer", None, errors.TokenizerMappingError),
+    ("sizes", lambda n: [[8, 16]] * n, errors.UnitMappingError),
+    ("build_batch", lambda n: [2] * n, errors.UnitMappingError),
+    ("out", lambda n: [f"./o{i}" for i in range(n)], errors.OutputMappingError),
+    ("samples_per_shard", lambda n: [3] * n, errors.SamplesPerShardError),
+]
+
+
+@pytest.mark.parametrize(("key", "entries", "error"), ONE_OR_N, ids=[k for k, *_ in ONE_OR_N])
+def test_every_per_file_setting_takes_one_or_n_entries(cwd, sp_model, key, entries, error):
+    for name in THREE:
+        write_jsonl(name, [{"text": "the model"}])
+
+    def declared(count: int):
+        if key == "tokenizer":
+            return job(THREE, [sp_model] * count, kind="sentencepiece")
+        return job(THREE, sp_model, **{key: entries(count)})
+
+    for count in (0, 2, 4):
+        err = fails(declared(count), error, "out", "o0")
+        assert (err.file_count, err.got) == (3, count)
+    for count in (1, 3):
+        result = declared(count).run(workers=1)
+        assert sum(out.stats["total_samples"] for out in result.outputs) == 3
+        assert len(result.outputs) == (count if key == "out" else 1)
+        for out in result.outputs:
+            shutil.rmtree(out.path)
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "error"),
+    [
+        ("build_batch", 4, errors.UnitValidationError),
+        ("samples_per_shard", 10, errors.SamplesPerShardError),
+        ("sizes", 8, errors.UnitValidationError),
+        ("fields", "text", errors.SourceValidationError),
+        ("templates", "{text}", errors.SourceValidationError),
+    ],
+)
+def test_a_bare_value_where_the_spec_asks_for_a_list_is_refused(cwd, sp_model, key, value, error):
+    err = fails(job(["./data/a.jsonl"], sp_model, **{key: value}), error)
+    assert "list" in sections(err.message("en"))["Problem"][0]
+    assert "list" in sections(err.message("vi"))["Vấn đề"][0]
+
+
+def test_bare_samples_per_shard_names_the_rule(cwd, sp_model):
+    err = fails(
+        job(["./data/a.jsonl"], sp_model, samples_per_shard=10), errors.SamplesPerShardError
+    )
+    assert (err.problem, err.value) == ("not_list", 10)
+    assert sections(err.message("en"))["Problem"] == [
+        "samples_per_shard must be a list of positive ints (one shared, or one per file), got 10"
+    ]
+
+
+@pytest.mark.parametrize("value", [0, -1, True, 2.0, "3", None])
+def test_one_positive_integer_rule_for_every_count(cwd, sp_model, value):
+    """sizes, build_batch, samples_per_shard and workers refuse the same values."""
+    shown = errors.UnitValidationError(key="k", value=value, rule="positive_int").message("en")
+    fails(job(["./data/a.jsonl"], sp_model, sizes=[[value]]), errors.UnitValidationError)
+    fails(job(["./data/a.jsonl"], sp_model, build_batch=[value]), errors.UnitValidationError)
+    fails(job(["./data/a.jsonl"], sp_model, samples_per_shard=[value]), errors.SamplesPerShardError)
+    if value is not None:  # workers=None means every core
+        with pytest.raises(errors.RunOptionError):
+            job(["./data/a.jsonl"], sp_model).run(workers=value)
+    assert "must be a positive integer" in shown
 
 
 # ---------------------------------------------------------------------------

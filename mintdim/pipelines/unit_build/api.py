@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from mintdim.pipelines.unit_build.config import UnitBuildConfig
 from mintdim.pipelines.unit_build.contracts import BuildResult, ScanResult
+from mintdim.pipelines.unit_build.rules import is_positive_int
 from mintdim.pipelines.unit_build.runtime import run_build, run_scan
 from mintdim.pipelines.unit_build.validate import validate, validate_scan
 from mintdim.shared.errors import RunOptionError
@@ -147,6 +148,6 @@ def _workers(workers: int | None) -> int:
             if hasattr(os, "sched_getaffinity")
             else os.cpu_count() or 1
         )
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+    if not is_positive_int(workers):
         raise RunOptionError(option="workers", value=workers, rule="positive_int")
     return workers

@@ -19,6 +19,7 @@ from mintdim.pipelines.unit_build.contracts import (
     TokenizerSpec,
 )
 from mintdim.pipelines.unit_build.output import validate as output_validate
+from mintdim.pipelines.unit_build.rules import per_file
 from mintdim.pipelines.unit_build.source import validate as source_validate
 from mintdim.pipelines.unit_build.tokenizer import Encoder, load_encoder
 from mintdim.pipelines.unit_build.tokenizer import validate as tokenizer_validate
@@ -137,14 +138,10 @@ def _file_plans(
 
 def _tokenizer_specs(config: UnitBuildConfig, count: int) -> list[TokenizerSpec]:
     declared = config.tokenizer
+    # A single dict is shared by every file; a list maps by file index (the spec's rule).
     configs = list(declared) if isinstance(declared, list | tuple) else [declared]
-    if len(configs) not in (1, count):
-        raise TokenizerMappingError(file_count=count, got=len(configs))
-    specs = [
-        tokenizer_validate.tokenizer_spec(cfg, config.tokenizer_kind, i)
-        for i, cfg in enumerate(configs)
-    ]
-    return [specs[i if len(specs) > 1 else 0] for i in range(count)]
+    entries = per_file(list(enumerate(configs)), count, TokenizerMappingError)
+    return [tokenizer_validate.tokenizer_spec(cfg, config.tokenizer_kind, i) for i, cfg in entries]
 
 
 def _info(encoder: Encoder) -> TokenizerInfo:

@@ -132,8 +132,13 @@ def _worker_error(processes: Iterable[BaseProcess], err: BrokenProcessPool) -> W
     processes = list(processes)
     deadline = time.monotonic() + 5
     for process in processes:
-        # The pool's own thread may be reaping the same process; join until the code is known.
         process.join(timeout=max(0.0, deadline - time.monotonic()))
+        # The pool's own thread reaps the same processes. When it wins, our waitpid() fails
+        # (ECHILD) and join() returns before the exit code is stored in the Process object that
+        # both threads share: wait for the pool's thread to store it, or the dead worker would be
+        # missing below and a survivor's SIGTERM reported instead.
+        while process.exitcode is None and time.monotonic() < deadline:
+            time.sleep(0.005)
     exitcodes = [p.exitcode for p in processes if p.exitcode]
     # The news is the worker that died on its own: killed by a signal other than the SIGTERM the
     # broken pool sends its survivors, then one that exited with an error, then anything.

@@ -6,12 +6,12 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from mintdim.pipelines.unit_build.rules import is_positive_int, per_file
 from mintdim.shared.errors import (
     OutputConflictError,
     OutputMappingError,
     OutputValidationError,
     SamplesPerShardError,
-    SourceValidationError,
 )
 from mintdim.shared.paths import resolve, same_place_key
 
@@ -21,27 +21,31 @@ __all__ = ["check_directories_usable", "group_outputs", "output_dirs", "samples_
 def output_dirs(value: object, file_count: int) -> list[str]:
     """Per file: the declared output directory (a single path is shared by every file)."""
     paths = [value] if isinstance(value, str) else value
-    if not isinstance(paths, list | tuple) or not paths:
-        raise SourceValidationError(key="output.dir", problem="not_list", got=type(value).__name__)
+    if not isinstance(paths, list | tuple):
+        raise _not_a_path("output.dir", value)
     for i, path in enumerate(paths):
         if not isinstance(path, str):
-            raise SourceValidationError(
-                key=f"output.dir[{i}]", problem="not_string", got=type(path).__name__
-            )
-    if len(paths) not in (1, file_count):
-        raise OutputMappingError(file_count=file_count, got=len(paths))
-    return [paths[i if len(paths) > 1 else 0] for i in range(file_count)]
+            raise _not_a_path(f"output.dir[{i}]", path)
+    return per_file(paths, file_count, OutputMappingError)
+
+
+def _not_a_path(key: str, value: object) -> OutputValidationError:
+    return OutputValidationError(
+        directory=repr(value),
+        problem="not_a_path",
+        detail=f"{key} is {type(value).__name__}, not a path string",
+    )
 
 
 def samples_per_shard(value: object, file_count: int) -> list[int]:
-    """Per file: its samples_per_shard."""
-    values = value if isinstance(value, list | tuple) else [value]
-    if len(values) not in (1, file_count):
-        raise SamplesPerShardError.arity(file_count=file_count, got=len(values))
-    for i, count in enumerate(values):
-        if isinstance(count, bool) or not isinstance(count, int) or count <= 0:
+    """Per file: its samples_per_shard (a list, like every per-file setting but output.dir)."""
+    if not isinstance(value, list | tuple):
+        raise SamplesPerShardError.not_list(value=value)
+    counts = per_file(value, file_count, SamplesPerShardError.arity)
+    for i, count in enumerate(value):
+        if not is_positive_int(count):
             raise SamplesPerShardError.not_positive(index=i, value=count)
-    return [values[i if len(values) > 1 else 0] for i in range(file_count)]
+    return counts
 
 
 def group_outputs(

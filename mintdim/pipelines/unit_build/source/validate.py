@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mintdim.pipelines.unit_build.contracts import Template
+from mintdim.pipelines.unit_build.rules import per_file
 from mintdim.pipelines.unit_build.source.template import parse_template
 from mintdim.shared.errors import (
     FieldMappingError,
@@ -28,8 +29,10 @@ def source_schemas(
     files: list[str], fields: object, templates: object
 ) -> list[tuple[tuple[str, ...], Template]]:
     """Per file: its declared fields and parsed template, with every mapping rule checked."""
-    field_lists = _mapped(fields, "source.fields", len(files), FieldMappingError)
-    for i, names in enumerate(field_lists):
+    count = len(files)
+    declared_fields = _listed(fields, "source.fields")
+    field_lists = per_file(declared_fields, count, FieldMappingError)
+    for i, names in enumerate(declared_fields):
         checked = _string_list(names, f"source.fields[{i}]")
         if not checked:
             raise SourceValidationError(key=f"source.fields[{i}]", problem="empty")
@@ -38,17 +41,17 @@ def source_schemas(
             raise SourceValidationError(
                 key=f"source.fields[{i}]", problem="duplicate_field", got=duplicated[0]
             )
-    template_list = _mapped(templates, "source.templates", len(files), TemplateMappingError)
-    for i, template in enumerate(template_list):
+    declared_templates = _listed(templates, "source.templates")
+    template_list = per_file(declared_templates, count, TemplateMappingError)
+    for i, template in enumerate(declared_templates):
         if not isinstance(template, str):
             raise SourceValidationError(
                 key=f"source.templates[{i}]", problem="not_string", got=type(template).__name__
             )
     schemas = []
     for index, path in enumerate(files):
-        names = tuple(field_lists[index if len(field_lists) > 1 else 0])
-        source = template_list[index if len(template_list) > 1 else 0]
-        template = parse_template(source, index)
+        names = tuple(field_lists[index])
+        template = parse_template(template_list[index], index)
         _check_field_sets(path, names, template)
         schemas.append((names, template))
     return schemas
@@ -82,20 +85,17 @@ def _check_field_sets(path: str, names: tuple[str, ...], template: Template) -> 
             )
 
 
-def _mapped(value: object, key: str, file_count: int, arity_error: type) -> list:
+def _listed(value: object, key: str) -> list:
     if not isinstance(value, list | tuple):
         raise SourceValidationError(key=key, problem="not_list", got=type(value).__name__)
-    if len(value) not in (1, file_count):
-        raise arity_error(file_count=file_count, got=len(value))
     return list(value)
 
 
 def _string_list(value: object, key: str) -> list[str]:
-    if not isinstance(value, list | tuple):
-        raise SourceValidationError(key=key, problem="not_list", got=type(value).__name__)
-    for i, item in enumerate(value):
+    items = _listed(value, key)
+    for i, item in enumerate(items):
         if not isinstance(item, str):
             raise SourceValidationError(
                 key=f"{key}[{i}]", problem="not_string", got=type(item).__name__
             )
-    return list(value)
+    return items

@@ -3,9 +3,12 @@ the exact planner's options (count or unit_cost, align, max_size, cost, the toke
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from mintdim.pipelines.unit_build.contracts import AutoUnits
+from mintdim.pipelines.unit_build.rules import is_positive_int, per_file
 from mintdim.shared.errors import UnitMappingError, UnitPlanError, UnitValidationError
 
 __all__ = [
@@ -35,8 +38,8 @@ def unit_settings(
     for i, entry in enumerate(sizes):
         if not isinstance(entry, list | tuple):
             raise UnitValidationError(key=f"units.sizes[{i}]", value=entry, rule="list_of_lists")
-    size_lists = _mapped(sizes, "sizes", file_count)
-    for i, entry in enumerate(size_lists):
+    size_lists = per_file(sizes, file_count, partial(UnitMappingError, key="units.sizes"))
+    for i, entry in enumerate(sizes):
         key = f"units.sizes[{i}]"
         if not entry:
             raise UnitValidationError(key=key, value=entry, rule="non_empty")
@@ -46,32 +49,23 @@ def unit_settings(
             if entry[j] <= entry[j - 1]:
                 raise UnitValidationError(key=f"{key}[{j}]", value=entry[j], rule="ascending")
     batches = build_batches(build_batch, file_count)
-    return [
-        (tuple(size_lists[i if len(size_lists) > 1 else 0]), batches[i]) for i in range(file_count)
-    ]
+    return [(tuple(size_lists[i]), batches[i]) for i in range(file_count)]
 
 
 def build_batches(build_batch: object, file_count: int) -> list[int]:
     """Per file: raw lines per tokenizer batch."""
     if not isinstance(build_batch, list | tuple):
         raise UnitValidationError(key="units.build_batch", value=build_batch, rule="list_of_ints")
-    batches = _mapped(build_batch, "build_batch", file_count)
-    for i, value in enumerate(batches):
+    batches = per_file(build_batch, file_count, partial(UnitMappingError, key="units.build_batch"))
+    for i, value in enumerate(build_batch):
         _positive_int(value, f"units.build_batch[{i}]")
-    return [batches[i if len(batches) > 1 else 0] for i in range(file_count)]
-
-
-def _mapped(value: list | tuple, name: str, file_count: int) -> list:
-    if len(value) not in (1, file_count):
-        raise UnitMappingError(file_count=file_count, got=len(value), key=f"units.{name}")
-    return list(value)
+    return batches
 
 
 def _positive_int(
     value: object, key: str, error: type[UnitValidationError] = UnitValidationError
 ) -> None:
-    # bool is an int subclass; True is not a size.
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+    if not is_positive_int(value):
         raise error(key=key, value=value, rule="positive_int")
 
 
