@@ -1015,9 +1015,9 @@ class UnitOverflowError(MintDimError, ValueError):
                 "Độ dài token của mẫu vượt quá unit lớn nhất.",
             )
         return Bilingual(
-            "Sample token length exceeds max unit size: "
+            "Sample token length exceeds max unit size. "
             "{count:,} samples are longer than {max_unit_size} tokens.",
-            "Độ dài token của mẫu vượt quá unit lớn nhất: "
+            "Độ dài token của mẫu vượt quá unit lớn nhất. "
             "{count:,} mẫu dài hơn {max_unit_size} token.",
         )
 

@@ -199,7 +199,7 @@ def test_cfg_job_help_and_info_work_as_in_any_hydra_app(tmp_path) -> None:
     help_ = run_cli("--help", cwd=tmp_path)
     assert help_.returncode == 0, help_.stderr
     assert help_.stdout.startswith("== mintdim ==")
-    assert "units: fixed, large, medium, small, spec" in help_.stdout
+    assert "units: auto, fixed, large, medium, small, spec" in help_.stdout
     assert "source: alpaca, demo, jsonl, mapped, prompt_response, qa" in help_.stdout
     assert "--hydra-help" in help_.stdout
 
@@ -236,7 +236,7 @@ def test_parallel_sweep_with_joblib_summarises_a_failed_job(tmp_path) -> None:
     )
     assert "| - | 0 | units.sizes=[[64,128]] workers=1 | FAILED: UnitOverflowError" in done.stdout
     assert (sweep / "sweep_summary.md").read_text() in done.stdout
-    assert "UnitOverflowError:\nSample token length exceeds max unit size: " in done.stderr
+    assert "UnitOverflowError:\nSample token length exceeds max unit size. " in done.stderr
     assert_compact(done.stderr)
     assert json.loads((sweep / "1/build/stats.json").read_text())["total_samples"] == 175
 

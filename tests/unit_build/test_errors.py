@@ -43,6 +43,7 @@ from mintdim.shared.errors import (
     TokenizerValidationError,
     UnitMappingError,
     UnitOverflowError,
+    UnitPlanError,
     UnitValidationError,
     UnknownConfigKeyError,
     UnknownPipelineError,
@@ -1480,6 +1481,7 @@ def one_of_each() -> list[MintDimError]:
         OutputMappingError(file_count=3, got=2),
         UnitValidationError(key="units.sizes[0]", value=[256, 128], rule="ascending"),
         UnitOverflowError(**OVERFLOW),
+        UnitPlanError(key="units.align", value=0, rule="positive_int"),
         OutputValidationError(directory="./out", problem="cannot_create", detail="read-only"),
         TokenDTypeValidationError(vocab_size=2**33, path="./tokenizer/tokenizer.json"),
         SamplesPerShardError.not_positive(index=1, value=-3),
@@ -1528,7 +1530,7 @@ def test_error_classes_are_every_subclass_in_the_module():
         and not name.startswith("_")  # private bases such as _MappingError are not errors
     }
     assert set(error_classes()) == defined - {errors.MappingError}
-    assert len(error_classes()) == 32
+    assert len(error_classes()) == 33
 
 
 def test_all_names_every_public_name():
