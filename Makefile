@@ -7,7 +7,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.mintdim-installed
 
-.PHONY: demo test lint examples tokenizers install clean
+.PHONY: demo test lint docs examples tokenizers install clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,10 @@ test: lint
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+
+# The error catalogue is generated from the error classes; a test fails while it is stale.
+docs: $(STAMP)
+	$(BIN)/python -m mintdim.shared.catalogue > docs/error-catalogue.md
 
 examples: $(STAMP)
 	$(BIN)/python scripts/build_outputs_examples.py

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import click
 
-from mintdim.cli.plan import plan
 from mintdim.shared.lang import LANGUAGES, set_language
 
 __all__ = ["main"]
@@ -28,4 +27,13 @@ def main(lang: str | None) -> None:
     set_language(lang)
 
 
-main.add_command(plan)
+def _add_commands() -> None:
+    # Imported here, after ``main`` exists, so each command module stays independent of the others.
+    from mintdim.cli.plan import plan
+    from mintdim.cli.verify import verify
+
+    main.add_command(plan)
+    main.add_command(verify)
+
+
+_add_commands()

@@ -62,7 +62,7 @@ def build_summary(result: Any) -> dict[str, Any]:
 
 
 def error_headline(message: str) -> str:
-    """``"UnitOverflowError: Sample token length exceeds max unit size."`` from a full message."""
+    """``"ErrorName: its sentence"``: the first two lines of a full error message, on one line."""
     lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
     if len(lines) >= 2 and lines[0].endswith(":"):
         return f"{lines[0]} {lines[1]}"

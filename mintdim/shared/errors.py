@@ -714,21 +714,21 @@ class MappingError(MintDimError, ValueError, abstract=True):
 
 
 class TokenizerMappingError(MappingError):
-    """Raised when the number of tokenizers is neither 1 nor the number of files."""
+    """Raised when the number of tokenizers is neither 1 nor the number of files (a MappingError)."""
 
     key: str = "tokenizer"
     examples = ({"file_count": 3, "got": 2},)
 
 
 class FieldMappingError(MappingError):
-    """Raised when the number of field lists is neither 1 nor the number of files."""
+    """Raised when the number of field lists is neither 1 nor the number of files (a MappingError)."""
 
     key: str = "source.fields"
     examples = ({"file_count": 3, "got": 2},)
 
 
 class TemplateMappingError(MappingError):
-    """Raised when the number of templates is neither 1 nor the number of files."""
+    """Raised when the number of templates is neither 1 nor the number of files (a MappingError)."""
 
     key: str = "source.templates"
     examples = ({"file_count": 3, "got": 2},)
@@ -848,14 +848,14 @@ class TemplateTokenizerError(MintDimError, ValueError):
 
 
 class UnitMappingError(MappingError):
-    """Raised when units.sizes or units.build_batch has neither 1 nor N entries."""
+    """Raised when units.sizes or units.build_batch has neither 1 nor N entries (a MappingError)."""
 
     key: str = _choice(("units.sizes", "units.build_batch"))
     examples = ({"file_count": 3, "got": 2, "key": "units.sizes"},)
 
 
 class OutputMappingError(MappingError):
-    """Raised when the number of output directories is neither 1 nor the number of files."""
+    """Raised when the number of output directories is neither 1 nor the number of files (a MappingError)."""
 
     key: str = "output.dir"
     examples = ({"file_count": 3, "got": 2},)
@@ -1007,26 +1007,23 @@ class UnitOverflowError(MintDimError, ValueError):
         },
     )
 
-    @property
-    def summary(self) -> Bilingual:
-        if self.count == 1:
-            return Bilingual(
-                "Sample token length exceeds max unit size.",
-                "Độ dài token của mẫu vượt quá unit lớn nhất.",
-            )
-        return Bilingual(
-            "Sample token length exceeds max unit size. "
-            "{count:,} samples are longer than {max_unit_size} tokens.",
-            "Độ dài token của mẫu vượt quá unit lớn nhất. "
-            "{count:,} mẫu dài hơn {max_unit_size} token.",
-        )
+    summary = Bilingual(
+        "Sample token length exceeds max unit size.",
+        "Độ dài token của mẫu vượt quá unit lớn nhất.",
+    )
 
     def _sections(self) -> Iterator[Any]:
         yield _H.SAMPLE, format_location(self.file, self.line)
         yield "token_count", self.token_count
         yield "max_unit_size", self.max_unit_size
         if self.count > 1:
-            yield Bilingual("Overflowing samples", "Số mẫu bị tràn"), f"{self.count:,}"
+            yield (
+                Bilingual("Overflowing samples", "Số mẫu bị tràn"),
+                Bilingual(
+                    "{count:,} (every sample longer than {max_unit_size} tokens)",
+                    "{count:,} (mọi mẫu dài hơn {max_unit_size} token)",
+                ),
+            )
             yield (
                 Bilingual("Largest", "Mẫu dài nhất"),
                 _say(self._SAMPLE, at=self.largest_at, tokens=self.largest_count),
@@ -1802,6 +1799,49 @@ class SweepOutputError(MintDimError, FileExistsError):
                 "trong sweep (-m) mỗi job ghi vào một thư mục mới của riêng nó\n"
                 "hãy giữ output mặc định (một thư mục nằm trong thư mục của từng job), "
                 "hoặc cho mỗi job một output.dir riêng",
+            ),
+        )
+
+
+class NotABuildError(MintDimError, FileNotFoundError):
+    """Raised by ``mintdim verify`` / ``inspect`` for a directory that holds no finished build."""
+
+    _REASONS: ClassVar[dict[str, Bilingual]] = {
+        "missing": Bilingual("the directory does not exist", "thư mục không tồn tại"),
+        "not_directory": Bilingual(
+            "the path is a file, not a directory", "đường dẫn là file, không phải thư mục"
+        ),
+        "failed": Bilingual(
+            "a build failed here: UNIT_BUILD_FAILED.md says why, and there is no manifest.json",
+            "một lần build đã thất bại ở đây: UNIT_BUILD_FAILED.md nói lý do, và không có "
+            "manifest.json",
+        ),
+        "no_manifest": Bilingual(
+            "there is no manifest.json (a build writes it last, when it completes)",
+            "không có manifest.json (một lần build ghi nó sau cùng, khi hoàn tất)",
+        ),
+    }
+
+    directory: str
+    reason: str = _choice(_REASONS)
+
+    summary = Bilingual(
+        "The directory holds no finished MintDim build.",
+        "Thư mục không chứa bản build MintDim hoàn chỉnh nào.",
+    )
+    examples = (
+        {"directory": "./artifacts/instruction_units", "reason": "failed"},
+        {"directory": "./artifacts/notes", "reason": "no_manifest"},
+    )
+
+    def _sections(self) -> Iterator[Any]:
+        yield _H.DIRECTORY, self.directory
+        yield _H.REASON, self._REASONS[self.reason]
+        yield (
+            _H.FIX,
+            Bilingual(
+                "give the output directory of a build that completed",
+                "hãy đưa thư mục output của một lần build đã hoàn tất",
             ),
         )
 

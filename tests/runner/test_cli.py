@@ -11,8 +11,11 @@ from pathlib import Path
 import pytest
 
 from mintdim.runner.demo import DEMO_DIR
+from mintdim.shared.errors import UnitOverflowError
 
 from .conftest import REPO, cli_env, run_cli
+
+OVERFLOW = UnitOverflowError.summary
 
 DEMO_ALPACA = str(DEMO_DIR / "self_instruct_seed_alpaca.jsonl")
 
@@ -161,13 +164,9 @@ def test_a_bad_override_fails_before_any_work(tmp_path, args, expected) -> None:
 @pytest.mark.parametrize(
     ("args", "env", "headline"),
     [
-        ([], {}, "UnitOverflowError:\nSample token length exceeds max unit size."),
-        (["lang=vi"], {}, "UnitOverflowError:\nĐộ dài token của mẫu vượt quá unit lớn nhất."),
-        (
-            [],
-            {"MINTDIM_LANG": "vi"},
-            "UnitOverflowError:\nĐộ dài token của mẫu vượt quá unit lớn nhất.",
-        ),
+        ([], {}, f"UnitOverflowError:\n{OVERFLOW.en}"),
+        (["lang=vi"], {}, f"UnitOverflowError:\n{OVERFLOW.vi}"),
+        ([], {"MINTDIM_LANG": "vi"}, f"UnitOverflowError:\n{OVERFLOW.vi}"),
     ],
     ids=["en", "lang=vi", "MINTDIM_LANG=vi"],
 )
@@ -236,7 +235,7 @@ def test_parallel_sweep_with_joblib_summarises_a_failed_job(tmp_path) -> None:
     )
     assert "| - | 0 | units.sizes=[[64,128]] workers=1 | FAILED: UnitOverflowError" in done.stdout
     assert (sweep / "sweep_summary.md").read_text() in done.stdout
-    assert "UnitOverflowError:\nSample token length exceeds max unit size. " in done.stderr
+    assert f"UnitOverflowError:\n{OVERFLOW.en}" in done.stderr
     assert_compact(done.stderr)
     assert json.loads((sweep / "1/build/stats.json").read_text())["total_samples"] == 175
 

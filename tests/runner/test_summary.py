@@ -11,6 +11,9 @@ from mintdim.runner.summary import (
     render_markdown,
     sweep_document,
 )
+from mintdim.shared.errors import UnitOverflowError
+
+OVERFLOW = UnitOverflowError.summary.en
 
 
 def row(job: int, ratio: float | None, **extra: object) -> dict:
@@ -21,8 +24,8 @@ def row(job: int, ratio: float | None, **extra: object) -> dict:
             "job_dir": str(job),
             "status": "failed",
             "error_type": "UnitOverflowError",
-            "error_headline": "UnitOverflowError: Sample token length exceeds max unit size.",
-            "error": "UnitOverflowError:\nSample token length exceeds max unit size.",
+            "error_headline": f"UnitOverflowError: {OVERFLOW}",
+            "error": f"UnitOverflowError:\n{OVERFLOW}",
             **extra,
         }
     return {
@@ -73,8 +76,8 @@ def test_markdown_table_shows_every_column_and_the_failure() -> None:
         in text
     )
     assert (
-        "| - | 1 | units.sizes=[[1]] | FAILED: UnitOverflowError: Sample token length exceeds "
-        "max unit size. | | | | | | | |" in text
+        f"| - | 1 | units.sizes=[[1]] | FAILED: UnitOverflowError: {OVERFLOW} | | | | | | | |"
+        in text
     )
 
 

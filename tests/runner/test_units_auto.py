@@ -64,4 +64,4 @@ def test_sweep_table_says_why_a_job_failed_and_how_many_samples_overflowed(
         over = int(np.sum(demo_counts > size))
         assert row["overflowing_samples"] == over
         assert f"({over:,} overflowing samples)" in table
-        assert f"{over} samples are longer than {size} tokens" in row["error_headline"]
+        assert f"{over} (every sample longer than {size} tokens)" in row["error"]

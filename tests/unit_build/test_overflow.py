@@ -59,8 +59,8 @@ def test_a_build_reports_every_overlong_sample_across_files(sp_model, cwd, worke
     assert err.first_at == [f"{f}:{line}" for f, line, _ in over[:5]]
     assert err.first_counts == [n for _, _, n in over[:5]]
     assert err.stopped_at == ""
-    assert f"{len(over)} samples are longer than 32 tokens" in err.message("en")
-    assert f"{len(over)} mẫu dài hơn 32 token" in err.message("vi")
+    assert f"{len(over)} (every sample longer than 32 tokens)" in err.message("en")
+    assert f"{len(over)} (mọi mẫu dài hơn 32 token)" in err.message("vi")
     assert pickle.loads(pickle.dumps(err)).facts() == err.facts()
     assert not (cwd / "out" / "manifest.json").exists()
     assert (cwd / "out" / "unit_8" / "UNIT_BUILD_FAILED.md").is_file()

@@ -95,7 +95,8 @@ def test_overflow_names_the_sample_its_count_and_the_largest_unit(cwd, hf_json, 
     assert en["max_unit_size"] == ["16"] == vi["max_unit_size"]
     # both samples over 16 are reported at once: the count, the longest, the first ones
     assert (err.count, err.largest_at, err.largest_count) == (2, "./data/a.jsonl:7", 40)
-    assert en["Overflowing samples"] == ["2"] == vi["Số mẫu bị tràn"]
+    assert en["Overflowing samples"] == ["2 (every sample longer than 16 tokens)"]
+    assert vi["Số mẫu bị tràn"] == ["2 (mọi mẫu dài hơn 16 token)"]
     assert en["Largest"] == ["./data/a.jsonl:7 (40 tokens)"]
     assert vi["Mẫu dài nhất"] == ["./data/a.jsonl:7 (40 token)"]
     assert en["First overflowing samples"] == [

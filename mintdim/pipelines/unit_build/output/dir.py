@@ -20,7 +20,15 @@ import numpy as np
 
 from mintdim.pipelines.unit_build.batch import EncodedBatch
 from mintdim.pipelines.unit_build.contracts import FilePlan, OutputPlan
-from mintdim.pipelines.unit_build.output import durable, histogram, manifest, stats
+from mintdim.pipelines.unit_build.output import (
+    duplicate_index,
+    durable,
+    histogram,
+    manifest,
+    sample_index,
+    stats,
+    unk_index,
+)
 from mintdim.pipelines.unit_build.output.duplicate_index import DuplicateTracker
 from mintdim.pipelines.unit_build.output.sample_index import SampleIndexWriter
 from mintdim.pipelines.unit_build.output.unit_index import UnitIndexWriter
@@ -28,10 +36,18 @@ from mintdim.pipelines.unit_build.output.unk_index import UnkIndexWriter
 from mintdim.pipelines.unit_build.units.shard_writer import UnitShardWriter, unit_dir_name
 from mintdim.shared.errors import MintDimError, OutputValidationError
 
-__all__ = ["EMPTY_UNIT", "UNIT_BUILD_FAILED", "OutputDirectory"]
+__all__ = ["AUDIT_FILES", "EMPTY_UNIT", "UNIT_BUILD_FAILED", "OutputDirectory", "empty_unit_text"]
 
 EMPTY_UNIT = "EMPTY_UNIT.md"
 UNIT_BUILD_FAILED = "UNIT_BUILD_FAILED.md"
+AUDIT_FILES = (
+    sample_index.FILENAME,
+    duplicate_index.FILENAME,
+    unk_index.FILENAME,
+    stats.FILENAME,
+    histogram.FILENAME,
+)
+"""The index and summary files beside the manifest; it lists each one's size and SHA-256."""
 
 
 class OutputDirectory:
@@ -104,7 +120,7 @@ class OutputDirectory:
         groups, duplicated = self._duplicates.write(self.path)
         for writer in self._units:
             if writer.samples == 0:
-                (writer.unit_path / EMPTY_UNIT).write_text(_empty_unit_text(writer.unit_size))
+                (writer.unit_path / EMPTY_UNIT).write_text(empty_unit_text(writer.unit_size))
         info = self.plan.info
         content = self._stats.as_dict(
             token_dtype=info.token_dtype,
@@ -121,9 +137,20 @@ class OutputDirectory:
         # must never stand over shards or indexes that were still only in the page cache.
         durable.sync_tree(self.path)
         durable.write_json_atomic(
-            self.path / manifest.FILENAME, manifest.manifest(self.plan, self.files, shards, indexes)
+            self.path / manifest.FILENAME,
+            manifest.manifest(self.plan, self.files, shards, indexes, self._audit_digests()),
         )
         return content
+
+    def _audit_digests(self) -> dict[str, dict[str, object]]:
+        # Read back once from the page cache: the index files are small beside the shards.
+        return {
+            name: {
+                "bytes": (self.path / name).stat().st_size,
+                "sha256": durable.file_sha256(self.path / name),
+            }
+            for name in AUDIT_FILES
+        }
 
     def fail(self, error: BaseException) -> None:
         """Mark every unit directory as failed; never writes a manifest."""
@@ -139,7 +166,8 @@ class OutputDirectory:
                 (unit_path / UNIT_BUILD_FAILED).write_text(text, encoding="utf-8")
 
 
-def _empty_unit_text(size: int) -> str:
+def empty_unit_text(size: int) -> str:
+    """The text of EMPTY_UNIT.md in a unit no sample needed."""
     return (
         f"# unit_{size} is empty\n\n"
         f"No sample of this build has a token count that needs unit size {size}: every sample\n"

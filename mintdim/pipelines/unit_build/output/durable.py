@@ -6,12 +6,33 @@ and only an fsync of the directory makes a new or renamed entry survive one.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
 import orjson
 
-__all__ = ["fsync_path", "sync_tree", "write_json_atomic"]
+__all__ = ["file_sha256", "fsync_path", "json_bytes", "sync_tree", "write_json_atomic"]
+
+_HASH_BLOCK = 8 << 20
+
+
+def json_bytes(content: object) -> bytes:
+    """The exact bytes of every JSON file a build writes: orjson, indented by 2, final newline.
+
+    One form, so ``mintdim verify`` can demand it byte for byte and a changed byte that still
+    parses (a space turned into a tab) is caught too.
+    """
+    return orjson.dumps(content, option=orjson.OPT_INDENT_2) + b"\n"
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 hex digest of a file's bytes, read in blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(_HASH_BLOCK):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def write_json_atomic(path: Path, content: object) -> None:
@@ -21,7 +42,7 @@ def write_json_atomic(path: Path, content: object) -> None:
     """
     tmp = path.with_name(f".{path.name}.tmp")
     with open(tmp, "wb") as handle:
-        handle.write(orjson.dumps(content, option=orjson.OPT_INDENT_2) + b"\n")
+        handle.write(json_bytes(content))
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(tmp, path)

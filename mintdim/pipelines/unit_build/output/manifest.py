@@ -7,17 +7,24 @@ same input and configuration are byte-identical whatever ``build_batch`` or work
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+from collections.abc import Mapping, Sequence
 
 from mintdim._version import __version__
 from mintdim.pipelines.unit_build.contracts import FilePlan, OutputPlan
+from mintdim.pipelines.unit_build.output.durable import json_bytes
 from mintdim.pipelines.unit_build.units.shard_writer import ShardRecord
 
-__all__ = ["FILENAME", "FORMAT_VERSION", "manifest"]
+__all__ = ["FILENAME", "FORMAT_VERSION", "SEAL", "manifest", "seal_holds"]
 
 FILENAME = "manifest.json"
 FORMAT_VERSION = 2
 """Bumped whenever a file's layout changes, so readers can refuse what they do not know."""
+
+
+SEAL = "manifest_sha256"
+"""The manifest's last key: SHA-256 of the manifest's own bytes without it, so a changed byte
+anywhere in the manifest is found as surely as one in a shard."""
 
 
 def manifest(
@@ -25,8 +32,35 @@ def manifest(
     files: Sequence[FilePlan],
     shards: Sequence[ShardRecord],
     unit_indexes: Sequence[ShardRecord],
+    audit_files: Mapping[str, Mapping[str, object]],
 ) -> dict:
-    """The manifest of one finished output directory (``unit_indexes``: see output/unit_index.py)."""
+    """The sealed manifest of one finished output directory.
+
+    ``unit_indexes``: see output/unit_index.py. ``audit_files`` maps each index and summary file
+    name to its ``bytes`` and ``sha256``.
+    """
+    content = _content(output, files, shards, unit_indexes)
+    content["audit_files"] = {name: dict(facts) for name, facts in audit_files.items()}
+    content[SEAL] = _digest(content)
+    return content
+
+
+def seal_holds(content: dict) -> bool:
+    """Whether a manifest's seal matches the rest of it."""
+    rest = {key: value for key, value in content.items() if key != SEAL}
+    return content.get(SEAL) == _digest(rest)
+
+
+def _digest(content: dict) -> str:
+    return hashlib.sha256(json_bytes(content)).hexdigest()
+
+
+def _content(
+    output: OutputPlan,
+    files: Sequence[FilePlan],
+    shards: Sequence[ShardRecord],
+    unit_indexes: Sequence[ShardRecord],
+) -> dict:
     info = output.info
     return {
         "pipeline": "unit-build",

@@ -1,0 +1,86 @@
+"""``mintdim verify DIR``: check a finished build, exit 0 when intact, 1 with every failure, 2 when DIR is no build."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+import orjson
+
+from mintdim.pipelines.unit_build.output.verify import VerifyReport, verify_build
+from mintdim.shared.errors import NotABuildError
+from mintdim.shared.lang import Bilingual
+
+__all__ = ["verify"]
+
+_OK = Bilingual(
+    "verify {directory}: OK: {samples} samples, {shards} shards ({mib:.1f} MiB), every check holds",
+    "verify {directory}: OK: {samples} mẫu, {shards} shard ({mib:.1f} MiB), mọi kiểm tra đều đạt",
+)
+_DEEP_OK = Bilingual(
+    "every record equals the reference encoding of its input line, and every input matches its "
+    "fingerprint",
+    "mọi bản ghi đều bằng mã hóa tham chiếu của dòng đầu vào, và mọi file đầu vào khớp dấu vân tay",
+)
+_FAILED = Bilingual(
+    "verify {directory}: FAILED: {count} checks do not hold",
+    "verify {directory}: THẤT BẠI: {count} kiểm tra không đạt",
+)
+_SKIPPED = {
+    "manifest": Bilingual(
+        "the other checks did not run: the manifest cannot guide them",
+        "các kiểm tra khác không chạy: manifest không đủ để dẫn đường",
+    ),
+    "deep": Bilingual(
+        "--deep did not run: fix the failures above first",
+        "--deep không chạy: hãy sửa các lỗi trên trước",
+    ),
+}
+
+
+@click.command()
+@click.argument("directory", type=click.Path(file_okay=True, dir_okay=True, path_type=str))
+@click.option(
+    "--deep",
+    is_flag=True,
+    help="Also re-read the inputs (fingerprints must match), re-render and re-encode every "
+    "sample with the reference tokenizer, and compare every record.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
+def verify(directory: str, deep: bool, as_json: bool) -> None:
+    """Check a finished build: manifest, shard sizes and SHA-256, padding, indexes and stats.
+
+    Exit status: 0 when every check holds, 1 when any fails (each failure listed), 2 when
+    DIRECTORY holds no finished build.
+    """
+    try:
+        report = verify_build(directory, deep=deep)
+    except NotABuildError as err:
+        click.echo(str(err), err=True)
+        sys.exit(2)
+    if as_json:
+        click.echo(orjson.dumps(report.as_dict(), option=orjson.OPT_INDENT_2).decode())
+    else:
+        _print(report)
+    sys.exit(0 if report.ok else 1)
+
+
+def _print(report: VerifyReport) -> None:
+    if report.ok:
+        click.echo(
+            _OK.render(
+                directory=report.directory,
+                samples=report.samples,
+                shards=report.shards,
+                mib=report.shard_bytes / (1 << 20),
+            )
+        )
+        if report.deep:
+            click.echo(_DEEP_OK.render())
+        return
+    count = len(report.failures) + sum(report.hidden.values())
+    click.echo(_FAILED.render(directory=report.directory, count=count))
+    for line in report.lines():
+        click.echo(f"- {line}")
+    if report.skipped:
+        click.echo(_SKIPPED[report.skipped].render())

@@ -1,0 +1,215 @@
+"""``mintdim verify``: an intact build passes, any changed byte and any inconsistency fails.
+
+Tampering tests change a file and then, where the point is the consistency check behind the
+digest, repair every digest (shard entry, audit file, manifest seal) with plain hashlib, so only
+the check under test can notice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from mintdim.cli import main
+from tests.unit_build.helpers import job, read_json, write_jsonl
+
+_WORDS = ["the", "model", "data", "token", "unit", "shard", "pad", "build", "sample", "xin", "chao"]
+
+
+def _build(cwd: Path, tokenizer: Path, rows: int = 120, out: str = "out") -> Path:
+    rng = random.Random(5)
+    samples = []
+    for i in range(rows):
+        text = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(1, 25)))
+        samples.append({"text": text + (" ☃ ☄" if i % 9 == 0 else "")})
+        if i % 10 == 0:
+            samples.append({"text": "the same line again"})
+        if i % 17 == 0:
+            samples.append("   ")  # a blank line, counted in stats.blank_lines
+    write_jsonl(cwd / "data.jsonl", samples)
+    job(
+        ["data.jsonl"],
+        tokenizer,
+        sizes=[[8, 16, 32, 64, 128]],
+        build_batch=[16],
+        samples_per_shard=[10],
+        out=out,
+    ).run(workers=1, progress=False)
+    return cwd / out
+
+
+def _verify(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["verify", *args])
+    return result.exit_code, result.output
+
+
+def _report(directory: Path, *extra: str) -> dict:
+    code, output = _verify(str(directory), "--json", *extra)
+    report = json.loads(output)
+    assert code == (0 if report["ok"] else 1)
+    return report
+
+
+def _reseal(directory: Path) -> None:
+    """Make every digest in the manifest match the files as they now are."""
+    path = directory / "manifest.json"
+    content = json.loads(path.read_text(encoding="utf-8"))
+    for shard in [*content["shards"], *content["unit_indexes"]]:
+        data = (directory / shard["path"]).read_bytes()
+        shard["bytes"], shard["sha256"] = len(data), hashlib.sha256(data).hexdigest()
+    for name, facts in content["audit_files"].items():
+        data = (directory / name).read_bytes()
+        facts["bytes"], facts["sha256"] = len(data), hashlib.sha256(data).hexdigest()
+    del content["manifest_sha256"]
+    content["manifest_sha256"] = hashlib.sha256(
+        orjson.dumps(content, option=orjson.OPT_INDENT_2) + b"\n"
+    ).hexdigest()
+    path.write_bytes(orjson.dumps(content, option=orjson.OPT_INDENT_2) + b"\n")
+
+
+def _codes(report: dict) -> set[tuple[str, str]]:
+    return {(failure["path"], failure["code"]) for failure in report["failures"]}
+
+
+@pytest.mark.parametrize("tokenizer", ["sp_model", "hf_json"])
+def test_an_intact_build_passes_every_check(cwd, tokenizer, request):
+    out = _build(cwd, request.getfixturevalue(tokenizer))
+    code, output = _verify(str(out))
+    assert code == 0, output
+    assert output.startswith(f"verify {out}: OK: ")
+    stats = read_json(out / "stats.json")
+    assert stats["samples_with_unk"] > 0 and stats["duplicate_groups"] >= 1
+    assert stats["blank_lines"] > 0
+    report = _report(out)
+    assert report["ok"] and report["failures"] == []
+    assert report["samples"] == stats["total_samples"]
+    assert report["shards"] == stats["shard_count"]
+    assert report["shard_bytes"] == stats["shard_bytes"]
+
+
+def test_every_flipped_byte_in_every_file_is_found(cwd, hf_json):
+    out = _build(cwd, hf_json)
+    rng = random.Random(12)
+    files = sorted(p for p in out.rglob("*") if p.is_file())
+    assert {p.name for p in files} >= {
+        "manifest.json",
+        "stats.json",
+        "histogram.json",
+        "sample_index.jsonl",
+        "duplicate_index.jsonl",
+        "unk_index.jsonl",
+        "shard_000000.bin",
+        "EMPTY_UNIT.md",
+        "index.npy",
+    }
+    for path in files:
+        original = path.read_bytes()
+        for offset in rng.sample(range(len(original)), min(6, len(original))):
+            changed = bytearray(original)
+            changed[offset] ^= rng.randrange(1, 256)
+            path.write_bytes(bytes(changed))
+            report = _report(out)
+            relative = path.relative_to(out).as_posix()
+            assert not report["ok"], f"{relative} byte {offset} changed unnoticed"
+            assert relative in {f["path"] for f in report["failures"]}, (relative, report)
+        path.write_bytes(original)
+    assert _report(out)["ok"]
+
+
+def test_a_non_pad_slot_after_the_tokens_is_found(cwd, sp_model):
+    out = _build(cwd, sp_model)
+    row = json.loads((out / "sample_index.jsonl").read_text().splitlines()[3])
+    width, itemsize = row["unit_size"], 2
+    assert row["token_count"] < width
+    shard = out / row["shard_path"]
+    data = bytearray(shard.read_bytes())
+    slot = row["shard_row"] * width + row["token_count"]
+    data[slot * itemsize : (slot + 1) * itemsize] = np.uint16(5).tobytes()
+    shard.write_bytes(bytes(data))
+    _reseal(out)
+    report = _report(out)
+    (failure,) = report["failures"]
+    assert (failure["path"], failure["code"]) == (row["shard_path"], "padding")
+    assert failure["facts"]["sample_id"] == 3 and failure["facts"]["value"] == 5
+    assert failure["facts"]["slot"] == row["token_count"]
+
+
+def test_index_stats_duplicates_and_unks_must_agree_with_the_data(cwd, hf_json):
+    out = _build(cwd, hf_json)
+    index = out / "sample_index.jsonl"
+    lines = index.read_text().splitlines()
+    second = json.loads(lines[1])
+    second["shard_row"] += 1
+    lines[1] = json.dumps(second, separators=(",", ":"), ensure_ascii=False)
+    index.write_text("\n".join(lines) + "\n")
+    stats = json.loads((out / "stats.json").read_text())
+    stats["total_tokens"] += 1
+    (out / "stats.json").write_bytes(orjson.dumps(stats, option=orjson.OPT_INDENT_2) + b"\n")
+    unks = (out / "unk_index.jsonl").read_text().splitlines()
+    (out / "unk_index.jsonl").write_text("\n".join(unks[1:]) + "\n")
+    (out / "duplicate_index.jsonl").write_text("")
+    _reseal(out)
+    report = _report(out)
+    found = {(f["path"], f["code"], f["facts"].get("key")) for f in report["failures"]}
+    assert ("sample_index.jsonl", "index_place", "shard_row") in found
+    assert ("stats.json", "total", "total_tokens") in found
+    assert ("unk_index.jsonl", "index_file_line", None) in found
+    assert ("duplicate_index.jsonl", "index_file_count", None) in found
+
+
+def test_missing_and_unlisted_files_are_found(cwd, sp_model):
+    out = _build(cwd, sp_model)
+    content = read_json(out / "manifest.json")
+    gone = content["shards"][0]["path"]
+    (out / gone).unlink()
+    unit = gone.split("/")[0]
+    (out / unit / "UNIT_BUILD_FAILED.md").write_text("left over")
+    (out / "notes.txt").write_text("foreign")
+    report = _report(out)
+    assert {(gone, "missing"), (f"{unit}/UNIT_BUILD_FAILED.md", "unlisted")} <= _codes(report)
+    assert ("notes.txt", "unlisted") in _codes(report)
+
+
+def test_a_manifest_of_an_unknown_version_fails_and_stops(cwd, sp_model):
+    out = _build(cwd, sp_model)
+    content = read_json(out / "manifest.json")
+    content["format_version"] = 99
+    (out / "manifest.json").write_text(json.dumps(content))
+    report = _report(out)
+    assert _codes(report) == {("manifest.json", "manifest_status")}
+    assert report["skipped"] == "manifest"
+
+
+def test_not_a_build_exits_2_with_a_named_error(cwd, sp_model):
+    (cwd / "empty").mkdir()
+    (cwd / "file").write_text("x")
+    failed = cwd / "failed" / "unit_8"
+    failed.mkdir(parents=True)
+    (failed / "UNIT_BUILD_FAILED.md").write_text("no")
+    for target, reason in [
+        ("missing", "does not exist"),
+        ("file", "is a file"),
+        ("empty", "no manifest.json"),
+        ("failed", "UNIT_BUILD_FAILED.md"),
+    ]:
+        code, output = _verify(str(cwd / target))
+        assert code == 2, output
+        assert output.startswith("NotABuildError:") and reason in output
+
+
+def test_the_report_speaks_vietnamese(cwd, sp_model, monkeypatch):
+    out = _build(cwd, sp_model)
+    (out / "notes.txt").write_text("foreign")
+    monkeypatch.setenv("MINTDIM_LANG", "vi")
+    code, output = _verify(str(out))
+    assert code == 1
+    assert "THẤT BẠI" in output and "manifest không liệt kê nó" in output
+    code, output = _verify(str(cwd / "nothing"))
+    assert code == 2 and "Thư mục không chứa" in output
