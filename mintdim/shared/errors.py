@@ -989,7 +989,16 @@ class UnitOverflowError(MintDimError, ValueError):
     _SAMPLE = Bilingual("{at} ({tokens:,} tokens)", "{at} ({tokens:,} token)")
 
     examples = (
-        {"file": "./data/alpaca.jsonl", "line": 18291, "token_count": 417, "max_unit_size": 320},
+        {
+            "file": "./data/alpaca.jsonl",
+            "line": 18291,
+            "token_count": 417,
+            "max_unit_size": 320,
+            "largest_at": "./data/alpaca.jsonl:18291",
+            "largest_count": 417,
+            "first_at": ["./data/alpaca.jsonl:18291"],
+            "first_counts": [417],
+        },
         {
             "file": "./data/xquad_vi.jsonl",
             "line": 392,
