@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import random
 from pathlib import Path
 
@@ -125,3 +126,14 @@ def corpora_file(relative: str) -> Path:
     if not path.is_file():
         pytest.skip(f"third-party corpus file not available: {path}")
     return path
+
+
+@pytest.fixture
+def mintdim_lines(caplog: pytest.LogCaptureFixture):
+    """The lines MintDim logged (the ``mintdim`` logger at INFO) during the test, in order."""
+    caplog.set_level(logging.INFO, logger="mintdim")
+
+    def lines() -> list[str]:
+        return [line for record in caplog.records for line in record.getMessage().splitlines()]
+
+    return lines

@@ -7,13 +7,14 @@ prints its message (in the language of ``lang=`` / ``MINTDIM_LANG``), a Hydra co
 Hydra's message plus a line saying what is valid, and neither prints a traceback unless
 ``HYDRA_FULL_ERROR=1`` or ``MINTDIM_FULL_ERROR=1`` is set.
 
-Exit codes: 0 success, 1 the build (or a sweep job) failed, 2 a configuration error found
-before any work, 130 interrupted.
+Exit codes: 0 success; 2 an error found before any work (Hydra's composition errors, the
+runner's own config errors, and every error ``run()`` raises while checking the job); 1 an
+error during the build, or any failed job of a sweep that ran; 130 interrupted (Ctrl-C or
+SIGTERM), which also ends a sweep.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import sys
@@ -37,6 +38,7 @@ from mintdim import (
     UnknownConfigKeyError,
     set_language,
 )
+from mintdim.pipelines.unit_build.api import found_before_work
 from mintdim.runner import schema as schema_module
 from mintdim.runner.callbacks import finish_pending_sweep
 from mintdim.runner.confdir import config_dir
@@ -44,12 +46,11 @@ from mintdim.runner.demo import register_resolvers
 from mintdim.runner.pictures import plan_pictures
 from mintdim.runner.schema import MintDimConfig, field_help, node_schema, register_configs
 from mintdim.runner.schema import valid_keys as schema_keys
-from mintdim.runner.summary import build_summary, human_bytes
+from mintdim.runner.summary import build_summary, show_built
 from mintdim.runner.translate import fluent_arguments, job_from_arguments, run_options
+from mintdim.shared.lang import Bilingual
 
 __all__ = ["check_known_keys", "main", "run_job"]
-
-log = logging.getLogger("mintdim")
 
 RESOLVED_CONFIG = "resolved_config.yaml"
 """Written into each Hydra job directory: the config with every interpolation resolved."""
@@ -59,11 +60,8 @@ _CONFIG_ERRORS: tuple[type[MintDimError], ...] = (
     ConfigValueError,
     DemoFileError,
 )
-"""MintDim errors that are configuration mistakes found before any work: they exit with 2.
-
-Every other MintDim error (a failed build, a ``SweepOutputError``) exits with 1, and
-``BuildInterruptedError`` with 130, like Ctrl-C outside a build.
-"""
+"""The runner's own errors: configuration mistakes found before any work, so they exit with 2
+(as does every error ``run()`` finds before any work, see ``found_before_work``)."""
 
 # Both must happen before Hydra composes conf/ (at import, so joblib/Ray workers get them too).
 register_resolvers()
@@ -137,26 +135,19 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
     summary = build_summary(result)
     if hydra_cfg is not None:
         summary["pictures"] = plan_pictures(result, job_dir)
-    for out in summary["outputs"]:
-        log.info(
-            "built %s: %s samples, %s tokens in %s slots, %s pad tokens (padding %.2f%%), "
-            "%s shard(s), %s on disk",
-            out["path"],
-            f"{out['samples']:,}",
-            f"{out['tokens']:,}",
-            f"{out['slots']:,}",
-            f"{out['pad_tokens']:,}",
-            100 * out["padding_ratio"],
-            out["shard_count"],
-            human_bytes(out["bytes_on_disk"]),
-        )
+    show_built(summary)
     return summary
 
 
 @hydra.main(version_base="1.3", config_path=config_dir(), config_name="config")
 def hydra_app(cfg: DictConfig) -> dict[str, Any]:
     """The Hydra task: one build per job."""
-    return run_job(cfg)
+    try:
+        return run_job(cfg)
+    except BuildInterruptedError as stop:
+        # Hydra records an Exception as a failed job and goes on with the next job of a sweep;
+        # a stop must end the whole launch, so it leaves as a bare KeyboardInterrupt.
+        raise KeyboardInterrupt from stop
 
 
 # ---------------------------------------------------------------------------
@@ -241,14 +232,13 @@ def hint_lines(error: BaseException, lang: str) -> list[str]:
     return lines
 
 
-def _report(error: BaseException) -> int:
-    """Print a compact report of ``error``; return the exit code."""
+def _report(error: BaseException, swept: bool) -> int:
+    """Print a compact report of ``error``; return the exit code (``swept``: sweep jobs ran)."""
     lang = _lang()
     if isinstance(error, MintDimError):
         print(error.message(lang), file=sys.stderr)
-        if isinstance(error, BuildInterruptedError):
-            return 130
-        return 2 if isinstance(error, _CONFIG_ERRORS) else 1
+        before_work = isinstance(error, _CONFIG_ERRORS) or found_before_work(error)
+        return 2 if before_work and not swept else 1
     if isinstance(error, CompactHydraException):
         print(str(error), file=sys.stderr)
         if isinstance(error.__cause__, OmegaConfBaseException):
@@ -261,6 +251,9 @@ def _report(error: BaseException) -> int:
         return 2
     traceback.print_exception(error)
     return 1
+
+
+_INTERRUPTED = Bilingual(en="Interrupted.", vi="Đã dừng.")
 
 
 def main() -> None:
@@ -279,15 +272,19 @@ def main() -> None:
         # stdout closed early (e.g. `mintdim-run --help | head`): not an error of the app.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(1)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as interrupt:
         finish_pending_sweep()
-        print("Interrupted.", file=sys.stderr)
+        stop = interrupt if isinstance(interrupt, BuildInterruptedError) else interrupt.__cause__
+        if isinstance(stop, BuildInterruptedError):
+            print(stop.message(_lang()), file=sys.stderr)
+        else:  # before or after a build (Hydra composing, the summary ...)
+            print(_INTERRUPTED.render(), file=sys.stderr)
         sys.exit(130)
     except Exception as error:  # noqa: BLE001 - every error is reported, then the exit code
-        finish_pending_sweep()
+        swept = finish_pending_sweep() is not None
         if full_error:
             raise
-        sys.exit(_report(error))
+        sys.exit(_report(error, swept))
     finally:
         if previous is None:
             os.environ.pop("HYDRA_FULL_ERROR", None)

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,8 @@ from omegaconf import DictConfig
 from mintdim.runner.pictures import sweep_picture
 from mintdim.runner.summary import dumps, error_headline, render_markdown, sweep_document
 from mintdim.shared.errors import UnitOverflowError
+from mintdim.shared.lang import Bilingual
+from mintdim.shared.log import get_logger, show
 
 try:  # POSIX; elsewhere the summary is rebuilt without a lock.
     import fcntl
@@ -43,6 +45,23 @@ __all__ = ["JOB_FILE", "SUMMARY_JSON", "SUMMARY_MD", "SweepSummary", "finish_pen
 JOB_FILE = "mintdim_job.json"
 SUMMARY_JSON = "sweep_summary.json"
 SUMMARY_MD = "sweep_summary.md"
+
+_log = get_logger("runner")
+
+WRITTEN = Bilingual(
+    en="Sweep summary written to {json} and {md}",
+    vi="Đã ghi tổng kết sweep vào {json} và {md}",
+)
+REUSED_DIR = Bilingual(
+    en="[mintdim] warning: {sweep} already holds a sweep summary (a reused hydra.sweep.dir); "
+    "this launch's jobs need new output directories and only they are summarised.",
+    vi="[mintdim] cảnh báo: {sweep} đã có một tổng kết sweep (hydra.sweep.dir được dùng lại); "
+    "các job của lần chạy này cần thư mục output mới và chỉ chúng được tổng kết.",
+)
+JOB_FAILED = Bilingual(
+    en="[mintdim] job {job} failed: {headline}",
+    vi="[mintdim] job {job} thất bại: {headline}",
+)
 
 # The sweep this process started, until it is summarised: set by on_multirun_start (which always
 # runs in the launching process), cleared by on_multirun_end or finish_pending_sweep.
@@ -138,7 +157,7 @@ def write_summary(sweep: Path, launch: str, finished: bool) -> dict[str, Any]:
 
 def _print_table(sweep: Path, doc: dict[str, Any]) -> None:
     print(render_markdown(doc), end="", flush=True)
-    print(f"Sweep summary written to {sweep / SUMMARY_JSON} and {SUMMARY_MD}", flush=True)
+    print(WRITTEN.render(json=sweep / SUMMARY_JSON, md=SUMMARY_MD), flush=True)
 
 
 class SweepSummary(Callback):
@@ -150,12 +169,7 @@ class SweepSummary(Callback):
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         sweep = _sweep_dir(config)
         if (sweep / SUMMARY_JSON).exists():
-            print(
-                f"[mintdim] warning: {sweep} already holds a sweep summary (a reused "
-                "hydra.sweep.dir); this launch's jobs need new output directories and only they "
-                "are summarised.",
-                file=sys.stderr,
-            )
+            show(_log, REUSED_DIR, logging.WARNING, sweep=sweep)
         _pending.update(sweep=sweep, launch=self.launch)
 
     def on_job_end(self, config: DictConfig, job_return: JobReturn, **kwargs: Any) -> None:
@@ -166,7 +180,7 @@ class SweepSummary(Callback):
         job_dir.mkdir(parents=True, exist_ok=True)
         _write_atomic(job_dir / JOB_FILE, json.dumps(row, indent=2, ensure_ascii=False) + "\n")
         if row["status"] == "failed":
-            print(f"[mintdim] job {row['job']} failed: {row['error_headline']}", file=sys.stderr)
+            show(_log, JOB_FAILED, logging.ERROR, job=row["job"], headline=row["error_headline"])
         write_summary(_sweep_dir(config), self.launch, finished=False)
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:

@@ -4,7 +4,9 @@ A build summary is computed from the ``BuildResult`` that ``job.run()`` returns 
 as each output's stats.json) plus the bytes the output directories take on disk. The sweep table
 (``sweep_summary.json`` / ``sweep_summary.md``) lists one row per job, least padding first, with
 failed jobs after the others. Both hold no timestamps and no absolute paths of the sweep, so the
-same sweep gives byte-identical summaries (``outputs_examples/`` relies on it).
+same sweep gives byte-identical summaries (``outputs_examples/`` relies on it). Every text here
+is in the current language (``lang=`` / ``MINTDIM_LANG``); the ``built ...`` line goes through
+the ``mintdim.runner`` logger.
 """
 
 from __future__ import annotations
@@ -14,15 +16,52 @@ import os
 from pathlib import Path
 from typing import Any
 
+from mintdim.shared.human import human_bytes
+from mintdim.shared.lang import Bilingual
+from mintdim.shared.log import get_logger, show
+
 __all__ = [
     "build_summary",
     "dir_bytes",
     "dumps",
     "error_headline",
-    "human_bytes",
     "render_markdown",
+    "show_built",
     "sweep_document",
 ]
+
+_log = get_logger("runner")
+
+BUILT = Bilingual(
+    en="built {path}: {samples:,} samples, {tokens:,} tokens in {slots:,} slots, "
+    "{pad_tokens:,} pad tokens (padding {padding_ratio:.2%}), {shard_count} shard(s), "
+    "{size} on disk",
+    vi="đã build {path}: {samples:,} mẫu, {tokens:,} token trong {slots:,} slot, "
+    "{pad_tokens:,} token PAD (padding {padding_ratio:.2%}), {shard_count} shard, "
+    "{size} trên đĩa",
+)
+
+_TITLE = Bilingual(en="# MintDim sweep summary", vi="# Tổng kết sweep MintDim")
+_COUNTS = Bilingual(
+    en="{total} jobs ({state}): {completed} completed, {failed} failed. Ranked from least padding.",
+    vi="{total} job ({state}): {completed} hoàn tất, {failed} thất bại. Xếp từ ít padding nhất.",
+)
+_FINISHED = Bilingual(en="finished", vi="đã xong")
+_RUNNING = Bilingual(en="running", vi="đang chạy")
+_HEADER = Bilingual(
+    en="| rank | job | overrides | sizes | samples | tokens | total slots | pad tokens "
+    "| padding ratio | bytes on disk | output |",
+    vi="| hạng | job | override | sizes | số mẫu | token | tổng slot | token PAD "
+    "| tỉ lệ padding | dung lượng trên đĩa | output |",
+)
+_DEFAULTS = Bilingual(en="(defaults)", vi="(mặc định)")
+_FAILED = Bilingual(en="FAILED: {headline}", vi="THẤT BẠI: {headline}")
+_OVERFLOWING = Bilingual(en=" ({count:,} overflowing samples)", vi=" ({count:,} mẫu bị tràn)")
+_PICTURES = Bilingual(en="Pictures: {links}", vi="Hình: {links}")
+_SWEEP_PICTURE = Bilingual(en="padding per unit set", vi="padding theo bộ unit")
+_PLAN_PICTURE = Bilingual(
+    en="job {job}: token lengths and planned units", vi="job {job}: độ dài token và unit đã lập"
+)
 
 _TOTALS = ("samples", "tokens", "slots", "pad_tokens", "shard_bytes", "bytes_on_disk")
 
@@ -61,22 +100,18 @@ def build_summary(result: Any) -> dict[str, Any]:
     return {"outputs": outputs, **totals}
 
 
+def show_built(summary: dict[str, Any]) -> None:
+    """Log one ``built <dir>: ...`` line per output directory of a build summary."""
+    for out in summary["outputs"]:
+        show(_log, BUILT, size=human_bytes(out["bytes_on_disk"]), **out)
+
+
 def error_headline(message: str) -> str:
     """``"ErrorName: its sentence"``: the first two lines of a full error message, on one line."""
     lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
     if len(lines) >= 2 and lines[0].endswith(":"):
         return f"{lines[0]} {lines[1]}"
     return lines[0] if lines else "error"
-
-
-def human_bytes(count: int) -> str:
-    """``"123.4 KiB"``: binary units, one decimal."""
-    value = float(count)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{int(value)} B" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _rank_key(row: dict[str, Any]) -> tuple[Any, ...]:
@@ -105,27 +140,27 @@ def _cell(text: object) -> str:
 
 def render_markdown(doc: dict[str, Any]) -> str:
     """sweep_summary.md: a heading, one line of counts, and the ranked table."""
-    state = "finished" if doc["finished"] else "running"
     lines = [
-        "# MintDim sweep summary",
+        _TITLE.render(),
         "",
-        f"{doc['jobs_total']} jobs ({state}): {doc['jobs_completed']} completed, "
-        f"{doc['jobs_failed']} failed. Ranked from least padding.",
+        _COUNTS.render(
+            total=doc["jobs_total"],
+            state=_FINISHED if doc["finished"] else _RUNNING,
+            completed=doc["jobs_completed"],
+            failed=doc["jobs_failed"],
+        ),
         "",
-        "| rank | job | overrides | sizes | samples | tokens | total slots | pad tokens "
-        "| padding ratio | bytes on disk | output |",
+        _HEADER.render(),
         "|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---|",
     ]
     for rank, row in enumerate(doc["jobs"], start=1):
-        overrides = " ".join(row["overrides"]) or "(defaults)"
+        overrides = " ".join(row["overrides"]) or _DEFAULTS.render()
         if row["status"] != "completed":
-            overflowing = row.get("overflowing_samples")
-            why = row["error_headline"]
-            if overflowing is not None:
-                why += f" ({overflowing:,} overflowing samples)"
-            lines.append(
-                f"| - | {row['job']} | {_cell(overrides)} | FAILED: {_cell(why)} | | | | | | | |"
-            )
+            headline = row["error_headline"]
+            if row.get("overflowing_samples") is not None:
+                headline += _OVERFLOWING.render(count=row["overflowing_samples"])
+            failed = _FAILED.render(headline=_cell(headline))
+            lines.append(f"| - | {row['job']} | {_cell(overrides)} | {failed} | | | | | | | |")
             continue
         sizes = " / ".join(",".join(str(s) for s in sizes) for sizes in row["sizes"])
         lines.append(
@@ -148,12 +183,12 @@ def render_markdown(doc: dict[str, Any]) -> str:
             )
             + " |"
         )
-    links = [f"[padding per unit set]({doc['picture']})"] if doc.get("picture") else []
+    links = [f"[{_SWEEP_PICTURE.render()}]({doc['picture']})"] if doc.get("picture") else []
     for row in doc["jobs"]:
         for picture in row.get("pictures", []):
-            links.append(f"[job {row['job']}: token lengths and planned units]({picture})")
+            links.append(f"[{_PLAN_PICTURE.render(job=row['job'])}]({picture})")
     if links:
-        lines += ["", "Pictures: " + " · ".join(links)]
+        lines += ["", _PICTURES.render(links=" · ".join(links))]
     return "\n".join(lines) + "\n"
 
 

@@ -83,7 +83,7 @@ _REQUIRED: Any = object()
 
 @dataclass(frozen=True)
 class _Choice:
-    """The default of a fact that is one of a closed set of codes (see :func:`choice`)."""
+    """The default of a fact that is one of a closed set of codes (see :func:`_choice`)."""
 
     codes: tuple[str, ...]
     default: Any = _REQUIRED
@@ -96,6 +96,8 @@ def _choice(codes: Iterable[str], default: Any = _REQUIRED) -> Any:
 
 @dataclass(frozen=True)
 class _Fact:
+    """What the constructor knows of one fact: its default, its valid codes, whether it is a list."""
+
     default: Any
     codes: tuple[str, ...] | None
     is_list: bool
@@ -129,7 +131,7 @@ _RECEIVED = Bilingual(
 
 
 def _received(file_count: int, got: int, noun: _Noun) -> _Said:
-    """ "Received 3 input files but 2 templates": a per-file list of the wrong length."""
+    """The sentence for a per-file list of the wrong length: "Received 3 input files but 2 ..."."""
     return _say(
         _RECEIVED,
         file_count=file_count,
@@ -200,7 +202,7 @@ class MintDimError(Exception):
         facts: dict[str, _Fact] = {}
         for klass in reversed(cls.__mro__):
             for name, annotation in inspect.get_annotations(klass).items():
-                if name.startswith("_") or str(annotation).startswith("ClassVar"):
+                if name.startswith("_") or "ClassVar" in str(annotation):
                     continue
                 value = klass.__dict__.get(name, _REQUIRED)
                 codes = value.codes if isinstance(value, _Choice) else None

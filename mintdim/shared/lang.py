@@ -63,9 +63,16 @@ class Bilingual:
     vi: str
 
     def render(self, lang: str | None = None, /, **fields: object) -> str:
-        """The text in ``lang`` (default: :func:`get_language`) with ``fields`` filled in."""
+        """The text in ``lang`` (default: :func:`get_language`) with ``fields`` filled in.
+
+        A field that is itself ``Bilingual`` is filled in the same language.
+        """
         code = get_language() if lang is None else check_language(lang)
-        return (self.en if code == "en" else self.vi).format(**fields)
+        values = {
+            name: value.render(code) if isinstance(value, Bilingual) else value
+            for name, value in fields.items()
+        }
+        return (self.en if code == "en" else self.vi).format(**values)
 
     def both(self, **fields: object) -> str:
         """English, a blank line, then Vietnamese: for files a person of either language reads."""

@@ -7,6 +7,8 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from mintdim.shared.errors import BuildInterruptedError
+
 __all__ = ["StopSignal", "sigterm_as_interrupt", "stop_signals_ignored"]
 
 
@@ -15,6 +17,10 @@ class StopSignal:
 
     def __init__(self) -> None:
         self.name = "SIGINT"
+
+    def error(self) -> BuildInterruptedError:
+        """What the stop becomes for the caller: a ``BuildInterruptedError`` naming the signal."""
+        return BuildInterruptedError(signal_name=self.name)
 
 
 @contextmanager

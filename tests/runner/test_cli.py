@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -51,8 +53,31 @@ def test_no_arguments_builds_the_bundled_demo_from_any_directory(tmp_path) -> No
     assert "${" not in resolved and str(build) in resolved
     assert f"built {build}: 175 samples" in done.stdout
     assert "padding" in done.stdout
-    assert "[unit-build] shard=000000" in done.stderr
+    # Shard lines and the summary go through Hydra's job logging: its console (stdout) and the
+    # job's log file, each line once, in the spec's form after Hydra's prefix.
+    shown = [line for line in done.stdout.splitlines() if "[unit-build] shard=" in line]
+    assert len(shown) == stats["shard_count"] == len(set(shown))
+    assert all("[mintdim.unit_build][INFO] - [unit-build] shard=" in line for line in shown)
+    logged = (run / "mintdim.log").read_text(encoding="utf-8")
+    assert logged.count("[unit-build] shard=") == stats["shard_count"]
+    assert logged.count(f"built {build}: 175 samples") == 1
+    assert "[unit-build]" not in done.stderr
     assert_compact(done.stderr)
+
+
+def test_hydra_job_logging_config_silences_mintdim_lines(tmp_path) -> None:
+    done = run_cli("workers=1", "hydra/job_logging=disabled", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "[unit-build]" not in done.stdout + done.stderr
+    assert "built " not in done.stdout + done.stderr
+    assert (only_run_dir(tmp_path) / "build" / "manifest.json").is_file()
+
+
+def test_runner_lines_in_vietnamese(tmp_path) -> None:
+    done = run_cli("workers=1", "lang=vi", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    build = only_run_dir(tmp_path) / "build"
+    assert f"đã build {build}: 175 mẫu, 35,733 token trong 42,272 slot" in done.stdout
 
 
 def test_source_alpaca_units_small_works_out_of_the_box(tmp_path) -> None:
@@ -181,6 +206,75 @@ def test_a_mintdim_error_prints_its_message_in_the_chosen_language(
     assert (only_run_dir(tmp_path) / "build" / "unit_64" / "UNIT_BUILD_FAILED.md").is_file()
 
 
+@pytest.mark.parametrize(
+    ("override", "headline"),
+    [
+        ("units.sizes=[[256,128]]", "UnitValidationError:"),  # found by run()'s validation
+        ("workers=0", "RunOptionError:"),  # found by run() before validation
+        ("units.sizes=[[a]]", "Error merging override units.sizes=[[a]]"),  # found by Hydra
+    ],
+)
+def test_every_error_found_before_any_work_exits_2(tmp_path, override, headline) -> None:
+    done = run_cli(override, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert headline in done.stderr
+    assert_compact(done.stderr)
+    assert not list(tmp_path.glob("outputs/*/*/build"))
+
+
+_STALLED_RUNNER = """
+import sys, time
+from pathlib import Path
+from mintdim.pipelines.unit_build.batch import BatchEncoder
+
+def stall(self, raw):  # the build has begun: stop here until the test's signal arrives
+    Path("stalled").touch()
+    time.sleep(120)
+
+BatchEncoder.__call__ = stall
+from mintdim.runner.app import main
+sys.argv = ["mintdim-run", *sys.argv[1:]]
+main()
+"""
+
+
+@pytest.mark.parametrize(
+    ("signal_name", "args"),
+    [("SIGTERM", ["workers=1"]), ("SIGINT", ["-m", "units=small,large", "workers=1"])],
+    ids=["run-sigterm", "sweep-ctrl-c"],
+)
+def test_an_interrupted_build_exits_130_and_ends_the_sweep(tmp_path, signal_name, args) -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-c", _STALLED_RUNNER, *args, f"hydra.sweep.dir={tmp_path / 'sweep'}"],
+        cwd=tmp_path,
+        env=cli_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "stalled").exists() and time.monotonic() < deadline:
+            assert process.poll() is None, process.communicate()[1]
+            time.sleep(0.02)
+        process.send_signal(getattr(signal, signal_name))
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 130, stderr
+    assert (
+        f"BuildInterruptedError:\nThe build was stopped before it finished.\n\nSignal:\n{signal_name}"
+        in stderr
+    )
+    assert_compact(stderr)
+    builds = list(tmp_path.glob("outputs/*/*/build")) + list(tmp_path.glob("sweep/*/build"))
+    assert len(builds) == 1  # a sweep's second job never started
+    assert not (builds[0] / "manifest.json").exists()
+    assert list(builds[0].glob("unit_*/UNIT_BUILD_FAILED.md"))
+
+
 def test_full_error_env_shows_the_traceback(tmp_path) -> None:
     done = run_cli(
         "units.sizes=[[64]]", "workers=1", cwd=tmp_path, env=cli_env(MINTDIM_FULL_ERROR="1")
@@ -247,7 +341,9 @@ def test_a_reused_sweep_dir_never_reuses_an_output_dir(tmp_path) -> None:
     before = (sweep / "0/build/manifest.json").read_bytes()
     again = run_cli("-m", "units=large", "workers=1", f"hydra.sweep.dir={sweep}", cwd=tmp_path)
     assert again.returncode == 1
-    assert "already holds a sweep summary" in again.stderr
+    # Notices go through Hydra's logging (its console is stdout), each once.
+    assert again.stdout.count("already holds a sweep summary") == 1
+    assert again.stdout.count("[mintdim] job 0 failed: SweepOutputError:") == 1
     assert "SweepOutputError:\nA sweep job's output directory already exists." in again.stderr
     assert_compact(again.stderr)
     assert (sweep / "0/build/manifest.json").read_bytes() == before

@@ -7,7 +7,6 @@ import json
 from mintdim.runner.callbacks import JOB_FILE, SUMMARY_JSON, SUMMARY_MD, write_summary
 from mintdim.runner.summary import (
     error_headline,
-    human_bytes,
     render_markdown,
     sweep_document,
 )
@@ -94,9 +93,6 @@ def test_helpers() -> None:
         == "UnitOverflowError: Too long."
     )
     assert error_headline("plain message") == "plain message"
-    assert human_bytes(999) == "999 B"
-    assert human_bytes(1536) == "1.5 KiB"
-    assert human_bytes(5 * 1024**3) == "5.0 GiB"
 
 
 def test_write_summary_keeps_only_this_launchs_rows(tmp_path) -> None:

@@ -10,6 +10,7 @@ example code below is the spec's code, unchanged.
 from __future__ import annotations
 
 import os
+import re
 import select
 import shutil
 import struct
@@ -22,6 +23,7 @@ import pytest
 import mintdim
 from mintdim import pipeline
 from mintdim.pipelines.unit_build.api import UnitBuildPipeline
+from mintdim.pipelines.unit_build.progress import Progress
 from mintdim.shared import errors
 from tests.unit_build.helpers import (
     Expected,
@@ -611,16 +613,56 @@ def test_run_rejects_a_non_bool_progress(tmp_path, monkeypatch, sp_model, value)
 
 
 @pytest.mark.parametrize("value", [None, True, False])
-def test_run_accepts_none_true_false_progress(tmp_path, monkeypatch, sp_model, capsys, value):
+def test_run_accepts_none_true_false_progress(
+    tmp_path, monkeypatch, sp_model, capsys, mintdim_lines, value
+):
     monkeypatch.chdir(tmp_path)
     write_jsonl("data/a.jsonl", [{"text": "the model"}])
     job(["./data/a.jsonl"], sp_model, out="./out").run(workers=1, progress=value)
     err = capsys.readouterr().err
     # A bar only when asked for (None: stderr is not a terminal under capsys).
     assert ("unit-build:" in err) is (value is True)
-    if value is True:  # the bar counts samples and shows the build's tokens/s
-        assert "unit-build: 1 samples" in err and "tokens/s" in err
-    assert "[unit-build] shard=000000 samples=1" in err
+    if value is True:  # the bar counts input bytes and shows the build's samples/s, tokens/s
+        assert "unit-build: 100%" in err and "samples/s" in err and "tokens/s" in err
+    assert "[unit-build] shard=000000 samples=1 bytes=16 B unit=8" in mintdim_lines()
+
+
+def test_progress_bar_measures_input_bytes_with_total_percentage_and_eta(
+    tmp_path, monkeypatch, sp_model, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    data = write_jsonl("data/a.jsonl", [{"text": "the model " * (i + 1)} for i in range(10)])
+    total = data.stat().st_size
+    advanced: list[tuple[int, int]] = []
+    real_advance = Progress.advance
+
+    def advance(self, input_bytes, samples, tokens):
+        advanced.append((input_bytes, samples))
+        real_advance(self, input_bytes, samples, tokens)
+
+    monkeypatch.setattr(Progress, "advance", advance)
+    job(["./data/a.jsonl"], sp_model, build_batch=[3], sizes=[[64, 128]]).run(
+        workers=2, progress=True
+    )
+    # Batches of 3 lines arrive in input order; their raw bytes add up to the whole file.
+    lines = data.read_bytes().splitlines(keepends=True)
+    assert advanced == [
+        (sum(map(len, lines[i : i + 3])), len(lines[i : i + 3])) for i in range(0, 10, 3)
+    ]
+    err = capsys.readouterr().err
+    final = err.split("\r")[-1]
+    assert final.startswith("unit-build: 100%|")
+    assert f" {total}/{total} [" in final  # bytes done of the total
+    assert re.search(r"\[\d\d:\d\d<\d\d:\d\d, ", final)  # elapsed < remaining (the ETA)
+    assert re.search(r"[\d,]+ samples/s, [\d,]+ tokens/s\]", final)
+
+
+def test_progress_rates_in_vietnamese(tmp_path, monkeypatch, sp_model, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MINTDIM_LANG", "vi")
+    write_jsonl("data/a.jsonl", [{"text": "the model"}])
+    job(["./data/a.jsonl"], sp_model).run(workers=1, progress=True)
+    assert re.search(r"[\d,]+ mẫu/s, [\d,]+ token/s\]", capsys.readouterr().err)
 
 
 def test_every_error_is_importable_from_the_top_level_package():
@@ -690,5 +732,4 @@ def test_progress_bar_by_default_only_when_stderr_is_a_terminal(tmp_path, monkey
         terminal.close()
         os.close(master)
     text = shown.decode("utf-8", "replace")
-    assert "unit-build: 3 samples" in text and "tokens/s" in text
-    assert "[unit-build] shard=000000 samples=3" in text
+    assert "unit-build: 100%" in text and "samples/s" in text and "tokens/s" in text

@@ -450,6 +450,20 @@ def test_samples_per_shard_both_spec_examples_verbatim():
     )
 
 
+def test_field_mapping_is_the_spec_text_then_the_key_verbatim():
+    err = FieldMappingError(file_count=3, got=2)
+    assert err.message("en") == (
+        "FieldMappingError:\nReceived 3 input files but 2 field configs.\n\n"
+        "MintDim supports:\n- 1 field config shared across all files\n"
+        "- N field configs for N files\n\nKey:\nsource.fields"
+    )
+    assert err.message("vi") == (
+        "FieldMappingError:\nNhận 3 file đầu vào nhưng chỉ có 2 cấu hình fields.\n\n"
+        "MintDim hỗ trợ:\n- 1 fields dùng chung cho tất cả file\n- N fields cho N file\n\n"
+        "Key:\nsource.fields"
+    )
+
+
 def test_template_field_mismatch_starts_with_the_spec_text_verbatim():
     err = TemplateFieldMismatchError(**TemplateFieldMismatchError.examples[0])
     declaration = (

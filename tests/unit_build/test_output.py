@@ -316,6 +316,12 @@ def test_each_output_directory_has_its_own_ids_and_files(cwd, sp_model):
 # ---------------------------------------------------------------------------
 
 
+def _message(error: BaseException, lang: str) -> str:
+    if isinstance(error, errors.MintDimError):
+        return error.message(lang)
+    return f"{type(error).__name__}: {error}"
+
+
 def _assert_failed(out: str, error: BaseException, sizes=SIZES) -> None:
     root = Path(out)
     assert root.is_dir()
@@ -327,14 +333,17 @@ def _assert_failed(out: str, error: BaseException, sizes=SIZES) -> None:
         if isinstance(error, errors.MintDimError):
             assert error.message("en") in text
             assert error.message("vi") in text
-        assert "# Unit build failed" in text and "# Build unit thất bại" in text
+        english, vietnamese = text.split("\n\n# Build unit thất bại\n\n")
+        assert english.startswith("# Unit build failed\n\n")
+        assert english.endswith(f"```text\n{_message(error, 'en')}\n```")
+        assert vietnamese.endswith(f"```text\n{_message(error, 'vi')}\n```\n")
         assert not (unit / "EMPTY_UNIT.md").exists()
     with pytest.raises(FileNotFoundError):
         open_build(out)
 
 
 @pytest.mark.parametrize("workers", [1, 2])
-def test_overflow_in_the_second_batch(cwd, sp_model, capfd, workers):
+def test_overflow_in_the_second_batch(cwd, sp_model, mintdim_lines, workers):
     rows = [{"text": "the"}] * 4 + [{"text": "the model"}, {"text": "the " * 70}]
     write_jsonl("data/a.jsonl", rows)
     with pytest.raises(errors.UnitOverflowError) as info:
@@ -344,7 +353,7 @@ def test_overflow_in_the_second_batch(cwd, sp_model, capfd, workers):
     err = info.value
     assert (err.line, err.max_unit_size) == (6, 64)
     # Writing had begun: the first batch's shards were closed and reported.
-    assert "[unit-build] shard=000000 samples=2" in capfd.readouterr().err
+    assert "[unit-build] shard=000000 samples=2 bytes=16 B unit=4" in mintdim_lines()
     assert sorted(p.name for p in Path("out/unit_4").glob("*.bin"))
     _assert_failed("out", err)
     assert_no_worker_left()
@@ -403,13 +412,12 @@ def test_interrupt_marks_the_build_failed_and_reaches_the_caller(cwd, sp_model, 
 
     monkeypatch.setattr(BatchEncoder, "__call__", interrupted)
     write_jsonl("data/a.jsonl", _rows(10))
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(errors.BuildInterruptedError) as info:
         job(["./data/a.jsonl"], sp_model, sizes=[SIZES], build_batch=[3]).run(workers=1)
-    text = Path("out/unit_4/UNIT_BUILD_FAILED.md").read_text(encoding="utf-8")
-    interrupted_error = errors.BuildInterruptedError()
-    assert interrupted_error.message("en") in text
-    assert interrupted_error.message("vi") in text
-    _assert_failed("out", KeyboardInterrupt())
+    assert isinstance(info.value, KeyboardInterrupt)  # ``except KeyboardInterrupt`` still works
+    assert info.value.signal_name == "SIGINT"
+    assert info.value.__suppress_context__  # no traceback of where the signal happened to land
+    _assert_failed("out", info.value)
 
 
 needs_fork = pytest.mark.skipif(

@@ -14,6 +14,7 @@ import pytest
 
 from mintdim.pipelines.unit_build.units import shard_writer
 from mintdim.shared import errors
+from mintdim.shared.human import human_bytes
 from tests.unit_build.helpers import (
     Expected,
     job,
@@ -156,7 +157,11 @@ def test_overflow_uses_the_files_own_sizes(cwd, hf_json):
 # ---------------------------------------------------------------------------
 
 
-def test_histogram_lists_every_declared_size_in_order_including_zeros(cwd, hf_json):
+@pytest.mark.parametrize("lang", ["en", "vi"])
+def test_histogram_lists_every_declared_size_in_order_including_zeros(
+    cwd, hf_json, monkeypatch, lang
+):
+    monkeypatch.setenv("MINTDIM_LANG", lang)  # marker files hold both languages whatever it is
     sizes = [2, 4, 8, 16, 32, 64]
     result, expected = build_counts(hf_json, [3, 3, 20, 4], sizes)
     histogram = {"2": 0, "4": 3, "8": 0, "16": 0, "32": 1, "64": 0}
@@ -172,7 +177,12 @@ def test_histogram_lists_every_declared_size_in_order_including_zeros(cwd, hf_js
         else:
             assert empty.is_file() and not shards
             text = empty.read_text(encoding="utf-8")
-            assert f"unit_{size}" in text and "trống" in text
+            english, vietnamese = text.split(f"\n\n# unit_{size} trống\n\n")
+            assert english.startswith(f"# unit_{size} is empty\n\n")
+            assert f"needs unit size {size}:" in english
+            assert f"cần đúng unit size {size}:" in vietnamese and vietnamese.endswith(
+                "hoàn tất.\n"
+            )
             assert sorted(p.name for p in Path(f"out/unit_{size}").iterdir()) == ["EMPTY_UNIT.md"]
 
 
@@ -213,47 +223,71 @@ def _unit(n: int) -> int:
     return next(s for s in (4, 8, 16, 32) if s >= n)
 
 
-def test_one_line_per_closed_shard_on_stderr_in_closing_order(cwd, hf_json, capfd):
+def test_one_line_per_closed_shard_in_closing_order(cwd, hf_json, mintdim_lines):
     counts = [1, 5, 1, 1, 5, 1, 2, 5]  # unit 4 fills shards at samples 3 and 6
     build_counts(hf_json, counts, [4, 8], samples_per_shard=(2,), build_batch=(1,))
-    lines = [line for line in capfd.readouterr().err.splitlines() if line.startswith("[unit-build")]
-    assert lines == [
-        "[unit-build] shard=000000 samples=2 bytes=0.0 MiB unit=4",
-        "[unit-build] shard=000000 samples=2 bytes=0.0 MiB unit=8",
-        "[unit-build] shard=000001 samples=2 bytes=0.0 MiB unit=4",
-        "[unit-build] shard=000002 samples=1 bytes=0.0 MiB unit=4",
-        "[unit-build] shard=000001 samples=1 bytes=0.0 MiB unit=8",
+    # uint16 records: 2 records of unit 4 are 16 bytes; never "0.0 MiB" for a non-empty shard.
+    assert [line for line in mintdim_lines() if line.startswith("[unit-build")] == [
+        "[unit-build] shard=000000 samples=2 bytes=16 B unit=4",
+        "[unit-build] shard=000000 samples=2 bytes=32 B unit=8",
+        "[unit-build] shard=000001 samples=2 bytes=16 B unit=4",
+        "[unit-build] shard=000002 samples=1 bytes=8 B unit=4",
+        "[unit-build] shard=000001 samples=1 bytes=16 B unit=8",
     ]
 
 
-def test_shard_line_reports_mib_with_one_decimal(cwd, hf_json, capfd):
-    # unit 4096 in uint16: 8 KiB per record; 96 records = 0.75 MiB; 40 = 0.3125 MiB.
+def test_shard_line_reports_a_human_size(cwd, hf_json, mintdim_lines):
+    # unit 4096 in uint16: 8 KiB per record; 96 records = 768 KiB; 40 = 320 KiB.
     build_counts(hf_json, [1] * 136, [4096], samples_per_shard=(96,), build_batch=(64,), workers=2)
-    lines = [line for line in capfd.readouterr().err.splitlines() if line.startswith("[unit-build")]
-    assert lines == [
-        f"[unit-build] shard=000000 samples=96 bytes={96 * 8192 / 2**20:.1f} MiB unit=4096",
-        f"[unit-build] shard=000001 samples=40 bytes={40 * 8192 / 2**20:.1f} MiB unit=4096",
+    assert [line for line in mintdim_lines() if line.startswith("[unit-build")] == [
+        "[unit-build] shard=000000 samples=96 bytes=768.0 KiB unit=4096",
+        "[unit-build] shard=000001 samples=40 bytes=320.0 KiB unit=4096",
     ]
-    assert lines[0].endswith("bytes=0.8 MiB unit=4096")
 
 
-def test_oversized_shard_warns_and_the_build_continues(cwd, hf_json, capfd, monkeypatch):
+@pytest.mark.parametrize(
+    ("count", "shown"),
+    [
+        (1, "1 B"),
+        (1023, "1023 B"),
+        (1024, "1.0 KiB"),
+        (1536, "1.5 KiB"),
+        (1024**2 - 1, "1.0 MiB"),  # rounds up into the next unit, never "1024.0 KiB"
+        (int(241.8 * 2**20), "241.8 MiB"),
+        (5 * 1024**3, "5.0 GiB"),
+    ],
+)
+def test_human_bytes(count, shown):
+    assert human_bytes(count) == shown
+
+
+def test_oversized_shard_warns_and_the_build_continues(cwd, hf_json, mintdim_lines, monkeypatch):
     assert shard_writer.RECOMMENDED_SHARD_BYTES == 512 * 2**20
     # Lower the internal threshold to 1 MiB so a small build crosses it: 141 records of 8 KiB.
     monkeypatch.setattr(shard_writer, "RECOMMENDED_SHARD_BYTES", 1 << 20)
     result, expected = build_counts(
         hf_json, [1] * 150, [4096], samples_per_shard=(141,), build_batch=(50,)
     )
-    err = capfd.readouterr().err
-    size = 141 * 8192 / 2**20
-    assert (
-        f"[unit-build] shard=000000 samples=141 bytes={size:.1f} MiB unit=4096\n"
-        f"[unit-build:warning] shard=000000 size={size:.1f} MiB exceeds recommended 1 MiB.\n"
-        "Build continues because sharding is controlled by samples_per_shard.\n"
-    ) in err
-    assert "shard=000001 size=" not in err  # the 9-record shard stays under the threshold
+    assert mintdim_lines() == [
+        "[unit-build] shard=000000 samples=141 bytes=1.1 MiB unit=4096",
+        "[unit-build:warning] shard=000000 size=1.1 MiB exceeds recommended 1 MiB.",
+        "Build continues because sharding is controlled by samples_per_shard.",
+        # the 9-record shard stays under the threshold
+        "[unit-build] shard=000001 samples=9 bytes=72.0 KiB unit=4096",
+    ]
     assert result.outputs[0].stats["total_samples"] == 150
     assert Path("out/manifest.json").is_file()
+
+
+def test_shard_lines_in_vietnamese_keep_their_fields(cwd, hf_json, mintdim_lines, monkeypatch):
+    monkeypatch.setenv("MINTDIM_LANG", "vi")
+    monkeypatch.setattr(shard_writer, "RECOMMENDED_SHARD_BYTES", 1 << 20)
+    build_counts(hf_json, [1] * 141, [4096], samples_per_shard=(141,), build_batch=(50,))
+    assert mintdim_lines() == [
+        "[unit-build] shard=000000 samples=141 bytes=1.1 MiB unit=4096",
+        "[unit-build:warning] shard=000000 size=1.1 MiB vượt mức khuyến nghị 1 MiB.",
+        "Build vẫn tiếp tục vì số mẫu mỗi shard do samples_per_shard quyết định.",
+    ]
 
 
 # ---------------------------------------------------------------------------

@@ -1,23 +1,29 @@
 """The fluent unit-build API: ``pipeline("unit-build").source....tokenizer....units(...).output....run()``.
 
 Each step returns a new pipeline object (the old one is unchanged, so a base job can be reused
-for variations); nothing is read, loaded or written until ``run()``.
+for variations); nothing is read, loaded or written until ``run()`` (or ``scan()``, which only reads).
 """
 
 from __future__ import annotations
 
 import copy
 import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
+from typing import TypeVar
 
 from mintdim.pipelines.unit_build.config import UnitBuildConfig
 from mintdim.pipelines.unit_build.contracts import BuildResult, ScanResult
 from mintdim.pipelines.unit_build.rules import is_positive_int
 from mintdim.pipelines.unit_build.runtime import run_build, run_scan
 from mintdim.pipelines.unit_build.validate import validate, validate_scan
-from mintdim.shared.errors import RunOptionError
+from mintdim.shared.errors import BuildInterruptedError, MintDimError, RunOptionError
+from mintdim.shared.signals import sigterm_as_interrupt
 
-__all__ = ["UnitBuildPipeline"]
+__all__ = ["UnitBuildPipeline", "found_before_work"]
+
+T = TypeVar("T")
 
 
 class UnitBuildPipeline:
@@ -81,11 +87,18 @@ class UnitBuildPipeline:
         ``workers``: processes that parse, render, hash, encode and pad (default: every core;
         1 runs in this process). Output is byte-identical for any value. ``progress``: a bar on
         stderr; None shows it when stderr is a terminal.
+
+        Raises the named ``MintDimError`` of the first problem (see :func:`found_before_work`
+        for whether it came before any data was read or written), and ``BuildInterruptedError``
+        (a ``KeyboardInterrupt`` too) when Ctrl-C or SIGTERM stops the run.
         """
-        count = _workers(workers)
-        _check_progress(progress)
-        plan, encoders = validate(self._config)
-        return run_build(plan, encoders, count, progress)
+
+        def check() -> tuple:
+            count = _workers(workers)
+            _check_progress(progress)
+            return (*validate(self._config), count, progress)
+
+        return _checked_then(check, run_build)
 
     def scan(self, workers: int | None = None, progress: bool | None = None) -> ScanResult:
         """Every sample's exact token count, by the build's own reader, template and tokenizer.
@@ -96,10 +109,45 @@ class UnitBuildPipeline:
         ``result.longer_than(size)`` lists every sample a unit of ``size`` cannot hold.
         ``workers`` and ``progress`` as in :meth:`run`.
         """
-        count = _workers(workers)
-        _check_progress(progress)
-        plan, encoders = validate_scan(self._config)
-        return run_scan(plan, encoders, count, progress)
+
+        def check() -> tuple:
+            count = _workers(workers)
+            _check_progress(progress)
+            return (*validate_scan(self._config), count, progress)
+
+        return _checked_then(check, run_scan)
+
+
+def _checked_then(check: Callable[[], tuple], work: Callable[..., T]) -> T:
+    """``work(*check(), stop)``: a MintDim error of ``check`` is marked found before any work,
+    and a stop (Ctrl-C, SIGTERM) anywhere leaves as ``BuildInterruptedError`` naming the signal."""
+    with sigterm_as_interrupt() as stop:
+        try:
+            with _before_work():
+                checked = check()
+            return work(*checked, stop)
+        except BuildInterruptedError:
+            raise
+        except KeyboardInterrupt:  # during validation, e.g. while a tokenizer loads
+            raise stop.error() from None
+
+
+_FOUND_BEFORE_WORK = "_mintdim_found_before_work"
+
+
+@contextmanager
+def _before_work() -> Iterator[None]:
+    try:
+        yield
+    except MintDimError as error:
+        setattr(error, _FOUND_BEFORE_WORK, True)
+        raise
+
+
+def found_before_work(error: BaseException) -> bool:
+    """Whether ``run()`` raised ``error`` while checking the job, before any data was read or
+    written: a configuration error (the runner exits 2 for it, 1 for errors during the build)."""
+    return getattr(error, _FOUND_BEFORE_WORK, False)
 
 
 class _SourceStep:

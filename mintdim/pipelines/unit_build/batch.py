@@ -31,6 +31,8 @@ class EncodedBatch:
     """The encoded samples of one raw batch, in input order."""
 
     file_index: int
+    input_bytes: int
+    """Bytes of the input file this batch consumed: its lines and their newlines."""
     blank_lines: int
     token_counts: np.ndarray
     """Exact token count per sample (int64)."""
@@ -59,6 +61,8 @@ class CountedBatch:
     """A scanned batch: each sample's exact token count and line, nothing padded or hashed."""
 
     file_index: int
+    input_bytes: int
+    """Bytes of the input file this batch consumed: its lines and their newlines."""
     token_counts: np.ndarray
     """Exact token count per sample (int64)."""
     line_numbers: list[int]
@@ -101,7 +105,9 @@ class BatchCounter(_Tokenizing):
         parsed = parse_lines(raw, file)
         utf8 = [text.encode("utf-8") for text in parsed.texts]
         _, lengths = _encode(self._encoder(file.tokenizer), parsed, utf8, file.path)
-        return CountedBatch(raw.file_index, lengths, parsed.line_numbers, parsed.error)
+        return CountedBatch(
+            raw.file_index, len(raw.data) + 1, lengths, parsed.line_numbers, parsed.error
+        )
 
 
 class BatchEncoder(_Tokenizing):
@@ -152,6 +158,7 @@ class BatchEncoder(_Tokenizing):
         ]
         return EncodedBatch(
             file_index=raw.file_index,
+            input_bytes=len(raw.data) + 1,
             blank_lines=parsed.blank_lines,
             token_counts=lengths,
             unit_indexes=units,

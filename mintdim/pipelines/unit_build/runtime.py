@@ -7,6 +7,7 @@
                                       -> tokenizer encode_batch -> units/planner (assign, pad)
     output/dir.OutputDirectory      units/shard_writer shards, sample/unk indexes, digests, stats
     OutputDirectory.finish          duplicate_index, EMPTY_UNIT.md, stats, histogram, manifest last
+    progress.Progress               a stderr bar over input bytes (a terminal, or when asked)
 
 A scan (``run_scan``) is the same first two steps with ``batch.BatchCounter``, which stops after
 the tokenizer and keeps each sample's count and line: no output directory, nothing written.
@@ -16,14 +17,13 @@ Validation (``validate.py``) has already run: nothing here re-checks configurati
 
 from __future__ import annotations
 
+import os
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import closing
 from dataclasses import replace
 
 import numpy as np
-from tqdm import tqdm
 
 from mintdim.pipelines.unit_build.batch import BatchCounter, BatchEncoder
 from mintdim.pipelines.unit_build.contracts import (
@@ -35,14 +35,15 @@ from mintdim.pipelines.unit_build.contracts import (
     token_dtype_for,
 )
 from mintdim.pipelines.unit_build.output.dir import OutputDirectory
+from mintdim.pipelines.unit_build.progress import Progress
 from mintdim.pipelines.unit_build.source.jsonl import RawBatch, read_raw_batches
 from mintdim.pipelines.unit_build.tokenizer import Encoder
 from mintdim.pipelines.unit_build.units.auto import planned_build, unit_plans
 from mintdim.pipelines.unit_build.units.optimal import UnitPlan
 from mintdim.pipelines.unit_build.units.overflow import OverflowTally
 from mintdim.pipelines.unit_build.workers import encode_in_order
-from mintdim.shared.errors import BuildInterruptedError, MintDimError, UnitOverflowError
-from mintdim.shared.signals import sigterm_as_interrupt, stop_signals_ignored
+from mintdim.shared.errors import MintDimError, UnitOverflowError
+from mintdim.shared.signals import StopSignal, stop_signals_ignored
 
 __all__ = ["run_build", "run_scan"]
 
@@ -52,34 +53,37 @@ def run_build(
     encoders: dict[TokenizerSpec, Encoder],
     workers: int,
     progress: bool | None,
+    stop: StopSignal,
 ) -> BuildResult:
-    """Build every output directory of a validated plan (``units="auto"``: scan and plan first)."""
+    """Build every output directory of a validated plan (``units="auto"``: scan and plan first).
+
+    A stop (Ctrl-C, or SIGTERM inside ``sigterm_as_interrupt``, which gave ``stop``) marks every
+    output failed and leaves as ``BuildInterruptedError`` naming the signal.
+    """
     plans: list[UnitPlan | None] = [None] * len(plan.outputs)
     if plan.auto is not None:
-        scan = run_scan(plan, encoders, workers, progress)
+        scan = run_scan(plan, encoders, workers, progress, stop)
         plans = unit_plans(plan, scan)
         plan = planned_build(plan, scan, plans)
-    bar = _progress_bar(progress)
-    log = bar.write if bar is not None else _stderr
+    bar = _progress_bar(plan, progress)
     outputs = [
-        OutputDirectory(out, [plan.files[i] for i in out.file_indexes], log) for out in plan.outputs
+        OutputDirectory(out, [plan.files[i] for i in out.file_indexes]) for out in plan.outputs
     ]
-    with sigterm_as_interrupt() as stop:
-        try:
-            built = _build(plan, encoders, workers, outputs, bar)
-            return BuildResult(
-                outputs=tuple(replace(o, plan=p) for o, p in zip(built, plans, strict=True))
-            )
-        except BaseException as error:
-            if isinstance(error, KeyboardInterrupt):
-                error = BuildInterruptedError(signal_name=stop.name)
-            with stop_signals_ignored():
-                for output in outputs:
-                    output.fail(error)
-            raise
-        finally:
-            if bar is not None:
-                bar.close()
+    try:
+        built = _build(plan, encoders, workers, outputs, bar)
+        return BuildResult(
+            outputs=tuple(replace(o, plan=p) for o, p in zip(built, plans, strict=True))
+        )
+    except BaseException as error:
+        failure = stop.error() if isinstance(error, KeyboardInterrupt) else error
+        with stop_signals_ignored():
+            for output in outputs:
+                output.fail(failure)
+        if failure is not error:
+            raise failure from None  # where the signal landed is no news to the user
+        raise
+    finally:
+        bar.close()
 
 
 def _build(
@@ -87,7 +91,7 @@ def _build(
     encoders: dict[TokenizerSpec, Encoder],
     workers: int,
     outputs: list[OutputDirectory],
-    bar: _Progress | None,
+    bar: Progress,
 ) -> tuple[OutputResult, ...]:
     for output in outputs:
         output.create()
@@ -97,12 +101,12 @@ def _build(
     with closing(encode_in_order(encoder, _all_batches(plan), workers)) as encoded:
         for batch in encoded:
             outputs[plan.files[batch.file_index].output_index].write(batch)
-            if bar is not None:
-                bar.advance(batch.sample_count, int(batch.token_counts.sum()))
+            bar.advance(batch.input_bytes, batch.sample_count, int(batch.token_counts.sum()))
             if batch.error is not None:
                 failed = batch
                 break
     if failed is None:
+        bar.complete()
         return tuple(OutputResult(o.plan.path, o.finish()) for o in outputs)
     if isinstance(failed.error, UnitOverflowError):
         # One error for every overlong sample, not one build per sample: count the rest.
@@ -116,7 +120,7 @@ def _every_overflow(
     workers: int,
     file_index: int,
     first: UnitOverflowError,
-    bar: _Progress | None,
+    bar: Progress,
 ) -> UnitOverflowError:
     """The build's overflow error, completed by a scan of the input from its sample onwards.
 
@@ -134,8 +138,7 @@ def _every_overflow(
             if batch.file_index == file_index:
                 over &= lines >= first.line
             found.add(file.path, lines[over], batch.token_counts[over])
-            if bar is not None:
-                bar.advance(batch.sample_count, int(batch.token_counts.sum()))
+            bar.advance(batch.input_bytes, batch.sample_count, int(batch.token_counts.sum()))
             if batch.error is not None:
                 stopped = batch.error
                 break
@@ -156,27 +159,29 @@ def run_scan(
     encoders: dict[TokenizerSpec, Encoder],
     workers: int,
     progress: bool | None,
+    stop: StopSignal,
 ) -> ScanResult:
-    """Every sample's exact token count and line, per file, from a validated (scan) plan."""
+    """Every sample's exact token count and line, per file, from a validated plan.
+
+    A stop leaves as ``BuildInterruptedError`` naming the signal, as in a build.
+    """
     counts: list[list[np.ndarray]] = [[] for _ in plan.files]
     lines: list[list[np.ndarray]] = [[] for _ in plan.files]
-    bar = _progress_bar(progress)
+    bar = _progress_bar(plan, progress)
     counter = BatchCounter(plan, encoders)
-    with sigterm_as_interrupt() as stop:
-        try:
-            with closing(encode_in_order(counter, _all_batches(plan), workers)) as counted:
-                for batch in counted:
-                    counts[batch.file_index].append(batch.token_counts)
-                    lines[batch.file_index].append(np.asarray(batch.line_numbers, np.int64))
-                    if bar is not None:
-                        bar.advance(batch.sample_count, int(batch.token_counts.sum()))
-                    if batch.error is not None:
-                        raise batch.error
-        except KeyboardInterrupt:
-            raise BuildInterruptedError(signal_name=stop.name) from None
-        finally:
-            if bar is not None:
-                bar.close()
+    try:
+        with closing(encode_in_order(counter, _all_batches(plan), workers)) as counted:
+            for batch in counted:
+                counts[batch.file_index].append(batch.token_counts)
+                lines[batch.file_index].append(np.asarray(batch.line_numbers, np.int64))
+                bar.advance(batch.input_bytes, batch.sample_count, int(batch.token_counts.sum()))
+                if batch.error is not None:
+                    raise batch.error
+        bar.complete()
+    except KeyboardInterrupt:
+        raise stop.error() from None
+    finally:
+        bar.close()
     return ScanResult(
         files=tuple(f.path for f in plan.files),
         by_file=tuple(_joined(parts) for parts in counts),
@@ -200,35 +205,6 @@ def _all_batches(plan: BuildPlan) -> Iterator[RawBatch]:
         yield from read_raw_batches(file)
 
 
-def _progress_bar(progress: bool | None) -> _Progress | None:
-    return _Progress() if (sys.stderr.isatty() if progress is None else progress) else None
-
-
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
-
-
-class _Bar(tqdm):
-    # No monitor thread: worker processes are forked, and a fork should not copy a live thread.
-    monitor_interval = 0
-
-
-class _Progress:
-    """A stderr bar of samples with the whole build's tokens/s."""
-
-    def __init__(self) -> None:
-        self._bar = _Bar(unit=" samples", file=sys.stderr, dynamic_ncols=True, desc="unit-build")
-        self._tokens = 0
-        self._started = time.perf_counter()
-
-    def advance(self, samples: int, tokens: int) -> None:
-        self._tokens += tokens
-        elapsed = max(time.perf_counter() - self._started, 1e-9)
-        self._bar.set_postfix_str(f"{self._tokens / elapsed:,.0f} tokens/s", refresh=False)
-        self._bar.update(samples)
-
-    def write(self, line: str) -> None:
-        self._bar.write(line, file=sys.stderr)
-
-    def close(self) -> None:
-        self._bar.close()
+def _progress_bar(plan: BuildPlan, progress: bool | None) -> Progress:
+    shown = sys.stderr.isatty() if progress is None else progress
+    return Progress(sum(os.path.getsize(file.abs_path) for file in plan.files), shown)

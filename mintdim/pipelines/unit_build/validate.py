@@ -15,6 +15,7 @@ from mintdim.pipelines.unit_build.contracts import (
     BuildPlan,
     FilePlan,
     OutputPlan,
+    Template,
     TokenizerInfo,
     TokenizerSpec,
 )
@@ -129,11 +130,19 @@ def _file_plans(
         )
         for i in range(len(files))
     )
-    for plan in file_plans:
-        tokenizer_validate.check_template_literals(
-            encoders[plan.tokenizer], plan.template, plan.index
-        )
+    for (spec, template), indexes in _files_by_template(file_plans).items():
+        tokenizer_validate.check_template_literals(encoders[spec], template, indexes)
     return file_plans, encoders
+
+
+def _files_by_template(
+    files: tuple[FilePlan, ...],
+) -> dict[tuple[TokenizerSpec, Template], list[int]]:
+    """Each (tokenizer, template) pair once, with the files that use it, in file order."""
+    groups: dict[tuple[TokenizerSpec, Template], list[int]] = {}
+    for plan in files:
+        groups.setdefault((plan.tokenizer, plan.template), []).append(plan.index)
+    return groups
 
 
 def _tokenizer_specs(config: UnitBuildConfig, count: int) -> list[TokenizerSpec]:

@@ -13,7 +13,7 @@ A build that succeeds writes everything to disk (fsync) before the manifest, the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +35,7 @@ from mintdim.pipelines.unit_build.output.unit_index import UnitIndexWriter
 from mintdim.pipelines.unit_build.output.unk_index import UnkIndexWriter
 from mintdim.pipelines.unit_build.units.shard_writer import UnitShardWriter, unit_dir_name
 from mintdim.shared.errors import MintDimError, OutputValidationError
+from mintdim.shared.lang import Bilingual
 
 __all__ = ["AUDIT_FILES", "EMPTY_UNIT", "UNIT_BUILD_FAILED", "OutputDirectory", "empty_unit_text"]
 
@@ -53,11 +54,10 @@ AUDIT_FILES = (
 class OutputDirectory:
     """Receives encoded batches in input order and turns them into one finished directory."""
 
-    def __init__(self, plan: OutputPlan, files: Sequence[FilePlan], log: Callable[[str], None]):
+    def __init__(self, plan: OutputPlan, files: Sequence[FilePlan]) -> None:
         self.plan = plan
         self.files = tuple(files)
         self.path = Path(plan.abs_path)
-        self._log = log
         self._next_id = 0
         self._units: list[UnitShardWriter] = []
         self._indexes: list[UnitIndexWriter] = []
@@ -73,9 +73,7 @@ class OutputDirectory:
             for size in self.plan.sizes:
                 unit_path = self.path / unit_dir_name(size)
                 unit_path.mkdir()
-                self._units.append(
-                    UnitShardWriter(unit_path, size, self.plan.samples_per_shard, self._log)
-                )
+                self._units.append(UnitShardWriter(unit_path, size, self.plan.samples_per_shard))
                 self._indexes.append(UnitIndexWriter(self.path, size))
             self._samples = SampleIndexWriter(self.path)
             self._unks = UnkIndexWriter(self.path)
@@ -120,7 +118,9 @@ class OutputDirectory:
         groups, duplicated = self._duplicates.write(self.path)
         for writer in self._units:
             if writer.samples == 0:
-                (writer.unit_path / EMPTY_UNIT).write_text(empty_unit_text(writer.unit_size))
+                (writer.unit_path / EMPTY_UNIT).write_text(
+                    empty_unit_text(writer.unit_size), encoding="utf-8"
+                )
         info = self.plan.info
         content = self._stats.as_dict(
             token_dtype=info.token_dtype,
@@ -166,29 +166,35 @@ class OutputDirectory:
                 (unit_path / UNIT_BUILD_FAILED).write_text(text, encoding="utf-8")
 
 
+EMPTY_UNIT_TEXT = Bilingual(
+    en="# unit_{size} is empty\n\n"
+    "No sample of this build has a token count that needs unit size {size}: every sample\n"
+    "fitted a smaller declared unit or needed a larger one. The build is complete.",
+    vi="# unit_{size} trống\n\n"
+    "Không có mẫu nào của lần build này có số token cần đúng unit size {size}: mỗi mẫu\n"
+    "vừa một unit khai báo nhỏ hơn hoặc cần một unit lớn hơn. Lần build đã hoàn tất.",
+)
+
+FAILED_TEXT = Bilingual(
+    en="# Unit build failed\n\n"
+    "This directory is not a finished build: it has no manifest.json and its shards are\n"
+    "incomplete. Fix the error below and build again into a new, empty directory.\n\n"
+    "```text\n{message}\n```",
+    vi="# Build unit thất bại\n\n"
+    "Thư mục này không phải là một lần build hoàn chỉnh: không có manifest.json và các shard\n"
+    "chưa đầy đủ. Hãy sửa lỗi dưới đây rồi build lại vào một thư mục mới, rỗng.\n\n"
+    "```text\n{message}\n```",
+)
+
+
 def empty_unit_text(size: int) -> str:
     """The text of EMPTY_UNIT.md in a unit no sample needed."""
-    return (
-        f"# unit_{size} is empty\n\n"
-        f"No sample of this build has a token count that needs unit size {size}: every sample\n"
-        "fitted a smaller declared unit or needed a larger one. The build is complete.\n\n"
-        f"# unit_{size} trống\n\n"
-        f"Không có mẫu nào của lần build này cần unit size {size}. Lần build đã hoàn tất.\n"
-    )
+    return EMPTY_UNIT_TEXT.both(size=size) + "\n"
 
 
 def _failed_text(error: BaseException) -> str:
     if isinstance(error, MintDimError):
-        english, vietnamese = error.message("en"), error.message("vi")
+        message = Bilingual(en=error.message("en"), vi=error.message("vi"))
     else:
-        english = vietnamese = f"{type(error).__name__}: {error}"
-    return (
-        "# Unit build failed\n\n"
-        "This directory is not a finished build: it has no manifest.json and its shards are\n"
-        "incomplete. Fix the error below and build again into a new, empty directory.\n\n"
-        f"```text\n{english}\n```\n\n"
-        "# Build unit thất bại\n\n"
-        "Thư mục này không phải là một lần build hoàn chỉnh: không có manifest.json và các shard\n"
-        "chưa đầy đủ. Hãy sửa lỗi dưới đây rồi build lại vào một thư mục mới, rỗng.\n\n"
-        f"```text\n{vietnamese}\n```\n"
-    )
+        message = f"{type(error).__name__}: {error}"
+    return FAILED_TEXT.both(message=message) + "\n"

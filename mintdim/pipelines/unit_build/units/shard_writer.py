@@ -3,25 +3,42 @@
 Layout: little-endian records of exactly ``unit_size`` slots each (tokens, then PAD), so record k
 of a shard starts at byte ``k * unit_size * bytes_per_token``. A shard closes after
 ``samples_per_shard`` records; the last one may be shorter. Each closed shard is hashed as it is
-written (no second read) and reported on stderr in the spec's form.
+written (no second read) and reported in the spec's form through the ``mintdim.unit_build`` logger.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
 
+from mintdim.shared.human import human_bytes
+from mintdim.shared.lang import Bilingual
+from mintdim.shared.log import get_logger, show
+
 __all__ = ["ShardRecord", "UnitShardWriter", "shard_name", "shard_path", "unit_dir_name"]
 
-_MIB = 1 << 20
-RECOMMENDED_SHARD_BYTES = 512 * _MIB
+RECOMMENDED_SHARD_BYTES = 512 << 20
 """Above this a closed shard earns a warning; an internal heuristic, not a setting."""
+
+_log = get_logger("unit_build")
+
+# The key=value fields are the same in both languages: scripts grep them.
+SHARD_CLOSED = Bilingual(
+    en="[unit-build] shard={number:06d} samples={samples} bytes={size} unit={unit}",
+    vi="[unit-build] shard={number:06d} samples={samples} bytes={size} unit={unit}",
+)
+SHARD_TOO_BIG = Bilingual(
+    en="[unit-build:warning] shard={number:06d} size={size} exceeds recommended {limit}.\n"
+    "Build continues because sharding is controlled by samples_per_shard.",
+    vi="[unit-build:warning] shard={number:06d} size={size} vượt mức khuyến nghị {limit}.\n"
+    "Build vẫn tiếp tục vì số mẫu mỗi shard do samples_per_shard quyết định.",
+)
 
 
 def unit_dir_name(size: int) -> str:
@@ -58,14 +75,12 @@ class UnitShardWriter:
         unit_path: Path,
         unit_size: int,
         samples_per_shard: int,
-        log: Callable[[str], None],
     ) -> None:
         self.unit_path = unit_path
         self.unit_size = unit_size
         self.samples_per_shard = samples_per_shard
         self.samples = 0
         self.closed: list[ShardRecord] = []
-        self._log = log
         self._handle: BinaryIO | None = None
         self._hash = hashlib.sha256()
         self._in_shard = 0
@@ -124,13 +139,15 @@ class UnitShardWriter:
                 sha256=self._hash.hexdigest(),
             )
         )
-        self._log(
-            f"[unit-build] shard={number:06d} samples={self._in_shard} "
-            f"bytes={self._bytes / _MIB:.1f} MiB unit={self.unit_size}"
+        size = human_bytes(self._bytes)
+        show(
+            _log,
+            SHARD_CLOSED,
+            number=number,
+            samples=self._in_shard,
+            size=size,
+            unit=self.unit_size,
         )
         if self._bytes > RECOMMENDED_SHARD_BYTES:
-            self._log(
-                f"[unit-build:warning] shard={number:06d} size={self._bytes / _MIB:.1f} MiB "
-                f"exceeds recommended {RECOMMENDED_SHARD_BYTES // _MIB} MiB.\n"
-                "Build continues because sharding is controlled by samples_per_shard."
-            )
+            limit = f"{RECOMMENDED_SHARD_BYTES >> 20} MiB"  # the spec's "512 MiB"
+            show(_log, SHARD_TOO_BIG, logging.WARNING, number=number, size=size, limit=limit)
