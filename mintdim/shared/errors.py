@@ -281,8 +281,9 @@ class MintDimError(Exception):
             piece = _Said(piece)
         if not isinstance(piece, _Said):
             return str(piece)
+        # A Bilingual field is filled in by Bilingual.render itself; a _Said one is rendered here.
         own = {
-            key: self._text(value, lang) if isinstance(value, Bilingual | _Said) else value
+            key: self._text(value, lang) if isinstance(value, _Said) else value
             for key, value in piece.fields.items()
         }
         text = (

@@ -18,6 +18,8 @@ import numpy as np
 import orjson
 
 from mintdim.pipelines.unit_build.contracts import BuildPlan, TokenizerSpec
+from mintdim.pipelines.unit_build.output.sample_index import sample_parts
+from mintdim.pipelines.unit_build.output.unk_index import unk_part
 from mintdim.pipelines.unit_build.source.jsonl import ParsedLines, RawBatch, parse_lines
 from mintdim.pipelines.unit_build.tokenizer import Encoder, load_encoder
 from mintdim.pipelines.unit_build.units.planner import assign_units, first_overflow, padded_rows
@@ -43,9 +45,9 @@ class EncodedBatch:
     rows: list[np.ndarray]
     """Per unit index, the padded records of this batch's samples in that unit, in order."""
     index_parts: list[str]
-    """Per sample, its sample_index.jsonl line between ``"sample_id":N,`` and the shard number."""
+    """Per sample, the middle of its sample_index.jsonl line (``sample_index.sample_parts``)."""
     unk_parts: list[tuple[int, str]]
-    """(sample position in batch, unk_index.jsonl line after ``"sample_id":N,``) for UNK samples."""
+    """(sample position in batch, ``unk_index.unk_part``) for the samples with UNK."""
     unk_tokens: int
     error: MintDimError | None
     """The first failing sample's error; samples before it are still reported."""
@@ -144,13 +146,7 @@ class BatchEncoder(_Tokenizing):
         hex_all = digests.hex()
         hexes = [hex_all[i : i + 64] for i in range(0, len(hex_all), 64)]
         source = self._file_json[raw.file_index]
-        index_parts = [
-            f'"hash":"{h}","token_count":{n},"unit_size":{u},"source_file":{source},'
-            f'"source_line":{line},"shard_path":"unit_{u}/shard_'
-            for h, n, u, line in zip(
-                hexes, lengths.tolist(), sizes[units].tolist(), lines, strict=True
-            )
-        ]
+        index_parts = sample_parts(hexes, lengths.tolist(), sizes[units].tolist(), source, lines)
         unk_parts, unk_tokens = _unk_parts(flat, lengths, output.info.unk_id, hexes, lines, source)
         rows = [
             padded_rows(flat, lengths, units == u, size, output.info.pad_id, output.info.dtype)
@@ -204,19 +200,13 @@ def _unk_parts(
     ends = np.cumsum(lengths)
     samples = np.searchsorted(ends, hits, side="right")
     positions = (hits - (ends - lengths)[samples]).tolist()
-    # Python lists from here: slicing them is far cheaper than np.split for many small pieces,
-    # and orjson writes an int list ten times faster than joining str() of each.
+    # Python lists from here: slicing them is far cheaper than np.split for many small pieces.
     cuts = [0, *(np.flatnonzero(np.diff(samples)) + 1).tolist(), len(positions)]
     samples = samples.tolist()
     parts = []
     for start, stop in itertools.pairwise(cuts):
         sample = samples[start]
         parts.append(
-            (
-                sample,
-                f'"hash":"{hexes[sample]}","source_file":{source},"source_line":{lines[sample]},'
-                f'"unk_count":{stop - start},'
-                f'"unk_positions":{orjson.dumps(positions[start:stop]).decode()}}}\n',
-            )
+            (sample, unk_part(hexes[sample], source, lines[sample], positions[start:stop]))
         )
     return parts, len(positions)

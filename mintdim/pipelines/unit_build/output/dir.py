@@ -65,6 +65,7 @@ class OutputDirectory:
         self._unks: UnkIndexWriter | None = None
         self._duplicates = DuplicateTracker()
         self._stats = stats.StatsCounter(plan.sizes)
+        self._sizes = np.asarray(plan.sizes, dtype=np.int64)
 
     def create(self) -> None:
         """Create the directory (validated absent or empty), its unit folders and index files."""
@@ -103,7 +104,8 @@ class OutputDirectory:
                 writer.write(batch.rows[unit])
                 index.write(first_id + members, batch.token_counts[members])
         shard_numbers, shard_rows = np.divmod(sequence, self.plan.samples_per_shard)
-        self._samples.write(first_id, batch.index_parts, shard_numbers, shard_rows)
+        unit_sizes = self._sizes[batch.unit_indexes]
+        self._samples.write(first_id, batch.index_parts, unit_sizes, shard_numbers, shard_rows)
         self._unks.write(first_id, batch.unk_parts)
         self._duplicates.add(batch.digests)
         self._stats.add(batch.token_counts, batch.unit_indexes, batch.blank_lines, batch.unk_tokens)

@@ -17,32 +17,53 @@ from typing import TextIO
 
 import numpy as np
 
-__all__ = ["FILENAME", "SampleIndexWriter"]
+from mintdim.pipelines.unit_build.units.shard_writer import shard_path
+
+__all__ = ["FILENAME", "SampleIndexWriter", "sample_parts"]
 
 FILENAME = "sample_index.jsonl"
 
 
+def sample_parts(
+    hexes: list[str], token_counts: list[int], unit_sizes: list[int], source: str, lines: list[int]
+) -> list[str]:
+    """Per sample, the middle of its line (``"hash"`` to ``"source_line"``): everything a worker
+    knows. ``source`` is the source file already as a JSON string. The writer adds the rest."""
+    return [
+        f'"hash":"{h}","token_count":{n},"unit_size":{u},"source_file":{source},'
+        f'"source_line":{line}'
+        for h, n, u, line in zip(hexes, token_counts, unit_sizes, lines, strict=True)
+    ]
+
+
 class SampleIndexWriter:
-    """Appends sample lines; the batch supplies pre-formatted middles, this adds ids and places."""
+    """Appends sample lines: the sample id, the middle from :func:`sample_parts`, the shard place."""
 
     def __init__(self, directory: Path) -> None:
         self._handle: TextIO = open(directory / FILENAME, "x", encoding="utf-8", newline="\n")  # noqa: SIM115
 
     def write(
-        self, first_id: int, parts: list[str], shard_numbers: np.ndarray, shard_rows: np.ndarray
+        self,
+        first_id: int,
+        parts: list[str],
+        unit_sizes: np.ndarray,
+        shard_numbers: np.ndarray,
+        shard_rows: np.ndarray,
     ) -> None:
         """Write one line per sample of a batch whose first sample has id ``first_id``."""
-        numbers = shard_numbers.tolist()
-        # A batch touches few shards: format each number once, not once per sample.
-        names = {number: f"{number:06d}" for number in set(numbers)}
+        # A batch touches few shards: name each once, not once per sample. One int per sample
+        # (unit size in the high bits, shard number in the low) keys them as cheaply as possible.
+        places = ((unit_sizes.astype(np.int64) << 32) | shard_numbers).tolist()
+        paths = {place: shard_path(place >> 32, place & 0xFFFFFFFF) for place in set(places)}
         self._handle.write(
             "".join(
                 [
-                    f'{{"sample_id":{sample_id},{part}{names[shard]}.bin","shard_row":{row}}}\n'
-                    for sample_id, part, shard, row in zip(
+                    f'{{"sample_id":{sample_id},{part},"shard_path":"{paths[place]}",'
+                    f'"shard_row":{row}}}\n'
+                    for sample_id, part, place, row in zip(
                         range(first_id, first_id + len(parts)),
                         parts,
-                        numbers,
+                        places,
                         shard_rows.tolist(),
                         strict=True,
                     )

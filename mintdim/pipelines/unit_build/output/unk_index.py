@@ -14,23 +14,36 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TextIO
 
-__all__ = ["FILENAME", "UnkIndexWriter"]
+import orjson
+
+__all__ = ["FILENAME", "UnkIndexWriter", "unk_part"]
 
 FILENAME = "unk_index.jsonl"
 
 
+def unk_part(digest_hex: str, source: str, line: int, positions: list[int]) -> str:
+    """A sample's line after ``"sample_id":N,`` and before its closing brace: everything a worker
+    knows. ``source`` is the source file already as a JSON string."""
+    # orjson writes an int list ten times faster than joining str() of each.
+    return (
+        f'"hash":"{digest_hex}","source_file":{source},"source_line":{line},'
+        f'"unk_count":{len(positions)},"unk_positions":{orjson.dumps(positions).decode()}'
+    )
+
+
 class UnkIndexWriter:
-    """Appends UNK lines; the batch supplies everything after the sample id."""
+    """Appends UNK lines: the sample id around the part from :func:`unk_part`."""
 
     def __init__(self, directory: Path) -> None:
         self._handle: TextIO = open(directory / FILENAME, "x", encoding="utf-8", newline="\n")  # noqa: SIM115
         self.samples = 0
 
     def write(self, first_id: int, parts: list[tuple[int, str]]) -> None:
-        """Write the UNK lines of a batch whose first sample has id ``first_id``."""
+        """Write the UNK lines of a batch whose first sample has id ``first_id``; ``parts`` holds
+        (sample position in the batch, :func:`unk_part`)."""
         self.samples += len(parts)
         self._handle.write(
-            "".join(f'{{"sample_id":{first_id + offset},{part}' for offset, part in parts)
+            "".join(f'{{"sample_id":{first_id + offset},{part}}}\n' for offset, part in parts)
         )
 
     def close(self) -> None:

@@ -47,7 +47,7 @@ from mintdim.pipelines.unit_build.output.dir import (
     empty_unit_text,
 )
 from mintdim.pipelines.unit_build.output.duplicate_index import DuplicateTracker
-from mintdim.pipelines.unit_build.units.shard_writer import shard_name, unit_dir_name
+from mintdim.pipelines.unit_build.units.shard_writer import shard_path, unit_dir_name
 from mintdim.shared.errors import NotABuildError
 from mintdim.shared.lang import Bilingual
 
@@ -439,7 +439,7 @@ class _IndexScan:
         table = np.full((self.sizes.size, len(self.build.shards) + 1), -1, dtype=np.int64)
         for unit, size in enumerate(self.build.sizes):
             for number in range(table.shape[1]):
-                position = self.shard_of.get(f"{unit_dir_name(size)}/{shard_name(number)}")
+                position = self.shard_of.get(shard_path(size, number))
                 if position is None:
                     break
                 table[unit, number] = position
@@ -503,7 +503,7 @@ class _IndexScan:
         wrong_row = good & ~wrong_shard & (shard_rows != places)
         for position in np.flatnonzero(wrong_shard)[:_SHOWN_PER_CHECK].tolist():
             size = int(self.sizes[units[position]])
-            path = f"{unit_dir_name(size)}/{shard_name(int(numbers[position]))}"
+            path = shard_path(size, int(numbers[position]))
             self._place(rows, first, position, "shard_path", path)
         for position in np.flatnonzero(wrong_row)[:_SHOWN_PER_CHECK].tolist():
             self._place(rows, first, position, "shard_row", int(places[position]))
@@ -617,7 +617,7 @@ def _check_shards(build: _Build, index: _Index, report: VerifyReport) -> dict[in
         numbers[width] = number + 1
         expected_samples = min(build.samples_per_shard, remaining.get(width, 0))
         remaining[width] = remaining.get(width, 0) - expected_samples
-        expected_path = f"{unit_dir_name(width)}/{shard_name(number)}"
+        expected_path = shard_path(width, number)
         if (
             width not in build.sizes
             or shard.path != expected_path
