@@ -11,6 +11,8 @@ shard bytes and samples per unit. ``--write`` saves one plan as a units YAML the
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -109,57 +111,13 @@ def plan(
     workers: int | None,
 ) -> None:
     """Exact best unit sizes for k = 1..K, from a finished build (--build DIR) or a scan."""
-    try:
-        _plan(
-            overrides,
-            build_dir,
-            max_units,
-            align,
-            max_size,
-            cost,
-            count,
-            write_path,
-            png_path,
-            workers,
-        )
-    except MintDimError as err:
-        click.echo(err.message(), err=True)
-        sys.exit(1)
-    except HydraException as err:  # a runner override that does not compose
-        click.echo(str(err), err=True)
-        sys.exit(2)
-
-
-def _plan(
-    overrides: tuple[str, ...],
-    build_dir: str | None,
-    max_units: int,
-    align: int,
-    max_size: int | None,
-    cost: str,
-    count: int | None,
-    write_path: str | None,
-    png_path: str | None,
-    workers: int | None,
-) -> None:
     if build_dir is not None and overrides:
         raise click.UsageError(_TEXT["build_and_overrides"].render())
     if write_path is not None and not _loadable(Path(write_path)):
         raise click.BadParameter(_TEXT["bad_yaml"].render(), param_hint="--write")
-    if build_dir is not None:
-        counts, bytes_per_token, build_batch = _from_build(Path(build_dir))
-        where = _TEXT["source_build"].render(
-            samples=counts.size, tokens=int(counts.sum()), path=build_dir
-        )
-    else:
-        counts, bytes_per_token, build_batch, files = _from_scan(overrides, workers)
-        where = _TEXT["source_scan"].render(
-            samples=counts.size, tokens=int(counts.sum()), files=", ".join(files)
-        )
-    if not counts.size:
-        raise click.ClickException(_TEXT["no_samples"].render())
-    table = plans_up_to(counts, max_units, align=align, max_size=max_size, cost=cost)
-    click.echo(where)
+    with _reported():
+        counts, bytes_per_token, build_batch = _counts(overrides, build_dir, workers)
+        table = plans_up_to(counts, max_units, align=align, max_size=max_size, cost=cost)
     click.echo(_TEXT["options"].render(align=align, max_size=max_size, cost=cost))
     click.echo("")
     click.echo(render_table(table, bytes_per_token))
@@ -179,13 +137,52 @@ def _plan(
         command = f"python -m mintdim.run --config-dir {target.parent.parent} units={target.stem}"
         click.echo(_TEXT["written"].render(k=chosen_k, path=target, command=command))
     if png_path is not None:
-        if not plots.available():
-            click.echo(plots.NO_MATPLOTLIB.render(what=png_path), err=True)
-        else:
-            plots.length_histogram(
-                png_path, chosen.lengths, chosen.length_samples, chosen.sizes, chosen.padding_ratio
-            )
-            click.echo(_TEXT["picture"].render(k=chosen_k, path=png_path))
+        _draw(chosen, chosen_k, png_path)
+
+
+@contextmanager
+def _reported() -> Iterator[None]:
+    """A MintDim error is shown as its message (exit 1), an override Hydra refuses as Hydra's
+    (exit 2): no traceback."""
+    try:
+        yield
+    except MintDimError as err:
+        click.echo(err.message(), err=True)
+        sys.exit(1)
+    except HydraException as err:
+        click.echo(str(err), err=True)
+        sys.exit(2)
+
+
+def _counts(
+    overrides: tuple[str, ...], build_dir: str | None, workers: int | None
+) -> tuple[np.ndarray, int, int]:
+    """Every sample's token count, the bytes of one slot, and the build_batch for a YAML; says
+    where the counts came from."""
+    if build_dir is not None:
+        counts, bytes_per_token, build_batch = _from_build(Path(build_dir))
+        where = _TEXT["source_build"].render(
+            samples=counts.size, tokens=int(counts.sum()), path=build_dir
+        )
+    else:
+        counts, bytes_per_token, build_batch, files = _from_scan(overrides, workers)
+        where = _TEXT["source_scan"].render(
+            samples=counts.size, tokens=int(counts.sum()), files=", ".join(files)
+        )
+    if not counts.size:
+        raise click.ClickException(_TEXT["no_samples"].render())
+    click.echo(where)
+    return counts, bytes_per_token, build_batch
+
+
+def _draw(chosen: UnitPlan, k: int, path: str) -> None:
+    if not plots.available():
+        click.echo(plots.NO_MATPLOTLIB.render(what=path), err=True)
+        return
+    plots.length_histogram(
+        path, chosen.lengths, chosen.length_samples, chosen.sizes, chosen.padding_ratio
+    )
+    click.echo(_TEXT["picture"].render(k=k, path=path))
 
 
 def render_table(table: tuple[UnitPlan, ...], bytes_per_token: int) -> str:

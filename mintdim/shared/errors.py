@@ -887,16 +887,15 @@ class UnitValidationError(MintDimError, ValueError):
     summary = Bilingual("Invalid unit config.", "Unit config không hợp lệ.")
     examples = ({"key": "units.sizes[0][1]", "value": 128, "rule": "ascending"},)
 
+    _RULES = Bilingual(
+        "- sizes must be positive integers\n- sizes must be sorted ascending\n"
+        "- build_batch must be a positive integer",
+        "- sizes phải là các số nguyên dương\n- sizes phải tăng dần\n"
+        "- build_batch phải là số nguyên dương",
+    )
+
     def _sections(self) -> Iterator[Any]:
-        yield (
-            _H.RULES,
-            Bilingual(
-                "- sizes must be positive integers\n- sizes must be sorted ascending\n"
-                "- build_batch must be a positive integer",
-                "- sizes phải là các số nguyên dương\n- sizes phải tăng dần\n"
-                "- build_batch phải là số nguyên dương",
-            ),
-        )
+        yield _H.RULES, self._RULES
         yield (
             _H.PROBLEM,
             _say(
@@ -942,30 +941,18 @@ class UnitPlanError(UnitValidationError):
     summary = Bilingual("Invalid unit planning option.", "Tùy chọn lập unit không hợp lệ.")
     examples = ({"key": "units.align", "value": 0, "rule": "positive_int"},)
 
-    def _sections(self) -> Iterator[Any]:
-        yield (
-            _H.RULES,
-            Bilingual(
-                "- count (at most this many sizes) and align are positive integers\n"
-                "- max_size, when given, is an integer >= align\n"
-                '- cost is "tokens" or "attention"\n'
-                "- unit_cost >= 0 replaces count (count=None): the planner picks how many\n"
-                '- these options apply only with sizes="auto"',
-                "- count (nhiều nhất bấy nhiêu size) và align là số nguyên dương\n"
-                "- max_size, nếu có, là số nguyên >= align\n"
-                '- cost là "tokens" hoặc "attention"\n'
-                "- unit_cost >= 0 thay cho count (count=None): bộ lập tự chọn số unit\n"
-                '- các tùy chọn này chỉ dùng với sizes="auto"',
-            ),
-        )
-        yield (
-            _H.PROBLEM,
-            _say(
-                Bilingual("{key} {broken}, got {shown}", "{key} {broken}, hiện tại là {shown}"),
-                broken=self._PROBLEMS[self.rule],
-                shown=_show(self.value),
-            ),
-        )
+    _RULES = Bilingual(
+        "- count (at most this many sizes) and align are positive integers\n"
+        "- max_size, when given, is an integer >= align\n"
+        '- cost is "tokens" or "attention"\n'
+        "- unit_cost >= 0 replaces count (count=None): the planner picks how many\n"
+        '- these options apply only with sizes="auto"',
+        "- count (nhiều nhất bấy nhiêu size) và align là số nguyên dương\n"
+        "- max_size, nếu có, là số nguyên >= align\n"
+        '- cost là "tokens" hoặc "attention"\n'
+        "- unit_cost >= 0 thay cho count (count=None): bộ lập tự chọn số unit\n"
+        '- các tùy chọn này chỉ dùng với sizes="auto"',
+    )
 
 
 class UnitOverflowError(MintDimError, ValueError):

@@ -7,36 +7,17 @@ import pickle
 import pytest
 
 from mintdim import UnitOverflowError
-from tests.conftest import corpora_file
+from tests.conftest import corpora_file, words
 from tests.unit_build.helpers import job, reference_encoder, write_jsonl
-
-_WORDS = [
-    "model",
-    "data",
-    "token",
-    "unit",
-    "shard",
-    "pad",
-    "build",
-    "sample",
-    "template",
-    "field",
-    "value",
-    "train",
-]
-
-
-def _text(words: int) -> str:
-    return " ".join(_WORDS[j % len(_WORDS)] for j in range(words))
 
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_build_reports_every_overlong_sample_across_files(sp_model, cwd, workers):
-    a = [{"text": _text(n)} for n in (2, 40, 3, 55, 1, 2, 70, 4)]
+    a = [{"text": words(n)} for n in (2, 40, 3, 55, 1, 2, 70, 4)]
     b = (
-        [{"text": _text(n)} for n in (5, 90, 3, 33)]
-        + [{"text": _text(2)}] * 30
-        + [{"text": _text(45)}]
+        [{"text": words(n)} for n in (5, 90, 3, 33)]
+        + [{"text": words(2)}] * 30
+        + [{"text": words(45)}]
     )
     write_jsonl("a.jsonl", a)
     write_jsonl("b.jsonl", b)
@@ -69,7 +50,7 @@ def test_a_build_reports_every_overlong_sample_across_files(sp_model, cwd, worke
 def test_counting_stops_at_a_later_bad_line_and_says_where(sp_model, cwd):
     write_jsonl(
         "a.jsonl",
-        [{"text": _text(60)}, {"text": "ok"}, {"text": _text(50)}, "{broken", {"text": _text(80)}],
+        [{"text": words(60)}, {"text": "ok"}, {"text": words(50)}, "{broken", {"text": words(80)}],
     )
     with pytest.raises(UnitOverflowError) as caught:
         job(["a.jsonl"], sp_model, sizes=[[8, 16, 32]], build_batch=[2]).run(workers=1)
@@ -78,7 +59,7 @@ def test_counting_stops_at_a_later_bad_line_and_says_where(sp_model, cwd):
 
 
 def test_one_overlong_sample_keeps_the_spec_message(sp_model, cwd):
-    write_jsonl("a.jsonl", [{"text": "ok"}, {"text": _text(60)}])
+    write_jsonl("a.jsonl", [{"text": "ok"}, {"text": words(60)}])
     with pytest.raises(UnitOverflowError) as caught:
         job(["a.jsonl"], sp_model, sizes=[[8, 16, 32]]).run(workers=1)
     assert caught.value.count == 1

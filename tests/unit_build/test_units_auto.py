@@ -5,30 +5,13 @@ from __future__ import annotations
 import pytest
 
 from mintdim import UnitOverflowError, UnitValidationError, plan_units
+from tests.conftest import words
 from tests.unit_build.helpers import job, read_json, read_jsonl, reference_encoder, write_jsonl
-
-_WORDS = [
-    "model",
-    "data",
-    "token",
-    "unit",
-    "shard",
-    "pad",
-    "build",
-    "sample",
-    "template",
-    "field",
-    "value",
-    "train",
-]
 
 
 def _rows(count: int) -> list[dict]:
     # Lengths spread from one word to ~80: enough distinct counts for a real choice.
-    return [
-        {"text": " ".join(_WORDS[(i * 7 + j) % len(_WORDS)] for j in range(1 + (i * 37) % 80))}
-        for i in range(count)
-    ]
+    return [{"text": words(1 + (i * 37) % 80, start=i * 7)} for i in range(count)]
 
 
 @pytest.mark.parametrize("workers", [1, 2])

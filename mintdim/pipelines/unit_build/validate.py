@@ -38,13 +38,8 @@ _SCAN_NEEDS = ("source.files", "source.fields", "source.templates", "tokenizer")
 
 def validate(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpec, Encoder]]:
     """Check every declaration; return the plan and the tokenizers it loaded."""
-    missing = config.missing()
-    if missing:
-        raise PipelineValidationError(missing=missing)
-    files = source_validate.source_files(config.files)
+    files, schemas, tokenizers = _inputs(config, config.missing())
     count = len(files)
-    schemas = source_validate.source_schemas(files, config.fields, config.templates)
-    tokenizers = _tokenizer_specs(config, count)
     auto = auto_units(config.sizes, config.unit_plan)
     if auto is None:
         units = unit_settings(config.sizes, config.build_batch, count)
@@ -91,12 +86,8 @@ def validate_scan(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpe
     ``SCAN_BUILD_BATCH`` lines per batch (a speed setting that never changes a count).
     """
     missing = [name for name in config.missing() if name in _SCAN_NEEDS]
-    if missing:
-        raise PipelineValidationError(missing=missing)
-    files = source_validate.source_files(config.files)
+    files, schemas, tokenizers = _inputs(config, missing)
     count = len(files)
-    schemas = source_validate.source_schemas(files, config.fields, config.templates)
-    tokenizers = _tokenizer_specs(config, count)
     declared = [SCAN_BUILD_BATCH] if config.build_batch is None else config.build_batch
     batches = build_batches(declared, count)
     absolute = source_validate.check_files_exist(files)
@@ -104,6 +95,17 @@ def validate_scan(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpe
         files, absolute, schemas, tokenizers, [((), b) for b in batches], lambda i: None
     )
     return BuildPlan(files=file_plans, outputs=()), encoders
+
+
+def _inputs(
+    config: UnitBuildConfig, missing: list[str]
+) -> tuple[list[str], list, list[TokenizerSpec]]:
+    """Nothing ``missing``; then the files, their fields and templates, and their tokenizers."""
+    if missing:
+        raise PipelineValidationError(missing=missing)
+    files = source_validate.source_files(config.files)
+    schemas = source_validate.source_schemas(files, config.fields, config.templates)
+    return files, schemas, _tokenizer_specs(config, len(files))
 
 
 def _file_plans(
