@@ -540,9 +540,9 @@ def test_flat_sizes_list_is_a_unit_validation_error(cwd, sp_model):
 
 def test_flat_sizes_list_fails_before_anything_is_written(cwd, sp_model):
     """The flat list is refused and nothing is written."""
-    with pytest.raises((errors.UnitValidationError, errors.UnitMappingError)):
-        job(["./data/a.jsonl"], sp_model, sizes=[128, 192, 256, 320]).run(workers=1)
-    assert_not_written("out")
+    err = fails(job(THREE, sp_model, sizes=[128, 192, 256, 320]), errors.UnitValidationError)
+    # Four flat entries for three files: the shape is named, not a count mismatch.
+    assert (err.key, err.value, err.rule) == ("units.sizes[0]", 128, "list_of_lists")
 
 
 def test_bare_build_batch_is_reported_as_a_list_of_ints(cwd, sp_model):
