@@ -31,7 +31,9 @@ WARNING_EN = (
 )
 
 
-def run_build(folder: Path, setup: str = "", lang: str = "en") -> subprocess.CompletedProcess:
+def run_build(
+    folder: Path, setup: str = "", lang: str = "en", progress: bool = False
+) -> subprocess.CompletedProcess:
     """A two-sample build in a fresh interpreter, after ``setup`` ran there."""
     tokenizer = write_word_level(folder / "tokenizer.json", VOCAB)
     script = "\n".join(
@@ -42,7 +44,7 @@ def run_build(folder: Path, setup: str = "", lang: str = "en") -> subprocess.Com
             setup,
             'write_jsonl("a.jsonl", [{"a": "the", "b": "model"}] * 2)',
             f"job(['a.jsonl'], {str(tokenizer)!r}, fields=[['a', 'b']], templates=[{TEMPLATE!r}],"
-            " sizes=[[8, 64]], samples_per_shard=[1]).run(workers=1, progress=False)",
+            f" sizes=[[8, 64]], samples_per_shard=[1]).run(workers=1, progress={progress})",
         ]
     )
     env = {k: v for k, v in os.environ.items() if k not in ("MINTDIM_LANG", "PYTHONWARNINGS")}
@@ -66,6 +68,13 @@ def test_a_script_that_configured_nothing_sees_each_line_once_on_stderr(tmp_path
     # The warning is its text alone: no "file:line: Category:" prefix, no Python source line.
     assert done.stderr.splitlines() == [WARNING_EN, *SHARD_LINES]
     assert done.stdout == ""
+
+
+def test_lines_above_a_progress_bar_show_once(tmp_path):
+    done = run_build(tmp_path, progress=True)
+    lines = done.stderr.replace("\r", "\n").splitlines()
+    assert [line for line in lines if line.startswith("[unit-build")] == [WARNING_EN, *SHARD_LINES]
+    assert any(line.startswith("unit-build: 100%|") for line in lines)
 
 
 def test_vietnamese_lines_show_real_characters(tmp_path):

@@ -58,6 +58,9 @@ REUSED_DIR = Bilingual(
     vi="[mintdim] cảnh báo: {sweep} đã có một tổng kết sweep (hydra.sweep.dir được dùng lại); "
     "các job của lần chạy này cần thư mục output mới và chỉ chúng được tổng kết.",
 )
+NO_SUMMARY = Bilingual(
+    en="job did not return a build summary", vi="job không trả về bản tổng kết build"
+)
 JOB_FAILED = Bilingual(
     en="[mintdim] job {job} failed: {headline}",
     vi="[mintdim] job {job} thất bại: {headline}",
@@ -106,7 +109,7 @@ def job_row(config: DictConfig, job_return: JobReturn, launch: str) -> dict[str,
         )
     else:
         error = job_return._return_value  # the exception; .return_value would re-raise it
-        message = str(error) if error is not None else "job did not return a build summary"
+        message = str(error) if error is not None else NO_SUMMARY.render()
         row.update(
             status="failed",
             error_type=type(error).__name__,

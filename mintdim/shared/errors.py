@@ -1845,6 +1845,111 @@ class NotABuildError(MintDimError, FileNotFoundError):
         )
 
 
+class LoaderOptionError(MintDimError, ValueError):
+    """Raised by ``build.loader(...)`` / ``mintdim.loader(...)`` for an option it cannot use."""
+
+    _RULES: ClassVar[dict[str, Bilingual]] = {
+        "one_of": Bilingual(
+            "give exactly one of batch_size (records per batch) and tokens_per_batch (a unit of "
+            "size U gets max(1, tokens_per_batch // U) records per batch)",
+            "hãy cho đúng một trong hai: batch_size (số bản ghi mỗi batch) hoặc tokens_per_batch "
+            "(unit kích thước U nhận max(1, tokens_per_batch // U) bản ghi mỗi batch)",
+        ),
+        "positive": Bilingual(
+            "{option} must be a positive integer", "{option} phải là số nguyên dương"
+        ),
+        "non_negative": Bilingual(
+            "{option} must be an integer >= 0", "{option} phải là số nguyên >= 0"
+        ),
+        "rank": Bilingual(
+            "rank must be an integer with 0 <= rank < world_size ({limit})",
+            "rank phải là số nguyên với 0 <= rank < world_size ({limit})",
+        ),
+        "count": Bilingual(
+            "weights needs one number per build: {limit} builds were given",
+            "weights cần đúng một số cho mỗi build: đã cho {limit} build",
+        ),
+        "weights": Bilingual(
+            "every weight must be a finite number > 0", "mỗi weight phải là số hữu hạn > 0"
+        ),
+        "targets": Bilingual(
+            'targets must be a non-empty list of segment names, e.g. ["output"]',
+            'targets phải là danh sách tên segment không rỗng, ví dụ ["output"]',
+        ),
+        "no_spans": Bilingual(
+            "the build {build} stores no segment spans, so labels cannot be limited to segments\n"
+            'build it again with the tokenizer key encode: "whole" (or "segments"), '
+            "or leave targets out to train on every token",
+            "build {build} không lưu span của segment, nên không thể giới hạn labels theo segment\n"
+            'hãy build lại với khóa tokenizer encode: "whole" (hoặc "segments"), '
+            "hoặc bỏ targets để học trên mọi token",
+        ),
+        "unknown_segment": Bilingual(
+            "the build {build} has no segment of that name; its segments are: {known}",
+            "build {build} không có segment tên đó; các segment của nó: {known}",
+        ),
+        "empty": Bilingual("give at least one build", "hãy cho ít nhất một build"),
+    }
+
+    option: str
+    value: object
+    problem: str = _choice(_RULES)
+    limit: object = None
+    build: str = ""
+    known: list[str] | None = None
+
+    summary = Bilingual("Invalid loader option.", "Tùy chọn của loader không hợp lệ.")
+    examples = (
+        {"option": "batch_size / tokens_per_batch", "value": [None, None], "problem": "one_of"},
+        {"option": "rank", "value": 2, "problem": "rank", "limit": 2},
+        {
+            "option": "targets",
+            "value": ["output"],
+            "problem": "no_spans",
+            "build": "./artifacts/instruction_units",
+        },
+    )
+
+    def _sections(self) -> Iterator[Any]:
+        yield Bilingual("Option", "Tùy chọn"), self.option
+        yield Bilingual("Value", "Giá trị"), _show(self.value)
+        yield _H.RULE, _say(self._RULES[self.problem], known=", ".join(self.known or []))
+
+
+class LoaderStateError(MintDimError, ValueError):
+    """Raised when ``loader(..., state=...)`` gets a state saved by a different loader.
+
+    A state resumes only the order it was saved from: the same builds (their unit indexes) and the
+    same seed, rank, world_size, batch sizing, drop_last, accum_steps and weights.
+    """
+
+    key: str
+    saved: object
+    current: object
+
+    summary = Bilingual(
+        "The saved loader state does not belong to this loader.",
+        "Trạng thái loader đã lưu không thuộc về loader này.",
+    )
+    examples = ({"key": "world_size", "saved": 8, "current": 4},)
+
+    def _sections(self) -> Iterator[Any]:
+        yield Bilingual("Key", "Khóa"), self.key
+        yield Bilingual("Saved", "Đã lưu"), _show(self.saved)
+        yield Bilingual("This loader", "Loader này"), _show(self.current)
+        yield (
+            _H.FIX,
+            Bilingual(
+                "resume with the builds and options of the run that saved the state "
+                "(seed, rank, world_size, batch_size or tokens_per_batch, drop_last, accum_steps, "
+                "weights), or start without state",
+                "hãy tiếp tục với đúng các build và tùy chọn của lần chạy đã lưu trạng thái "
+                "(seed, rank, world_size, batch_size hoặc tokens_per_batch, drop_last, "
+                "accum_steps, weights), hoặc bắt đầu lại không có state",
+            ),
+        )
+
+
 __all__ = [
     "LANGUAGES",
     "MappingError",

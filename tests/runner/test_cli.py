@@ -65,6 +65,16 @@ def test_no_arguments_builds_the_bundled_demo_from_any_directory(tmp_path) -> No
     assert_compact(done.stderr)
 
 
+def test_with_a_progress_bar_each_line_still_shows_once(tmp_path) -> None:
+    done = run_cli("workers=1", "progress=true", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    stats = json.loads((only_run_dir(tmp_path) / "build" / "stats.json").read_text())
+    both = done.stdout + done.stderr
+    assert both.count("[unit-build] shard=") == stats["shard_count"]
+    assert both.count("built ") == 1
+    assert "unit-build: 100%|" in done.stderr
+
+
 def test_hydra_job_logging_config_silences_mintdim_lines(tmp_path) -> None:
     done = run_cli("workers=1", "hydra/job_logging=disabled", cwd=tmp_path)
     assert done.returncode == 0, done.stderr

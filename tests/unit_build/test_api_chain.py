@@ -652,7 +652,7 @@ def test_progress_bar_measures_input_bytes_with_total_percentage_and_eta(
     err = capsys.readouterr().err
     final = err.split("\r")[-1]
     assert final.startswith("unit-build: 100%|")
-    assert f" {total}/{total} [" in final  # bytes done of the total
+    assert f" {total}B/{total}B [" in final  # bytes done of the total
     assert re.search(r"\[\d\d:\d\d<\d\d:\d\d, ", final)  # elapsed < remaining (the ETA)
     assert re.search(r"[\d,]+ samples/s, [\d,]+ tokens/s\]", final)
 

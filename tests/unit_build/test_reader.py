@@ -96,22 +96,6 @@ def test_each_unit_index_lists_its_records_in_order(bert_build):
     assert len(listed) == sum(1 for count in open_build(bert_build).units.values() if count)
 
 
-def test_gather_copies_records_across_shards_in_the_order_asked(bert_build):
-    build = open_build(bert_build)
-    size = max(build.units, key=build.units.get)
-    positions = np.arange(build.units[size])[::-1]
-    records = build.gather(size, positions)
-    assert records.shape == (positions.size, size) and records.flags.owndata
-    rows = {
-        (r["shard_path"], r["shard_row"]): r
-        for r in read_jsonl(bert_build / "sample_index.jsonl")
-        if r["unit_size"] == size
-    }
-    in_order = [rows[key] for key in sorted(rows)]
-    for record, position in zip(records, positions.tolist(), strict=True):
-        assert record.tolist() == build.record(in_order[position]).tolist()
-
-
 def test_a_pickled_build_carries_no_tokens_and_reads_the_same(bert_build):
     build = open_build(bert_build)
     first = build[0].tolist()  # opens a shard map in this copy

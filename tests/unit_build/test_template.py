@@ -271,27 +271,29 @@ def test_rendered_text_reaches_the_shards_through_a_build(
 # ---------------------------------------------------------------------------
 
 
-def test_literal_that_vanishes_warns_once_and_the_build_completes(cwd, hf_json):
-    rows = [{"a": "the model", "b": "a unit"}]
-    write_jsonl("data/a.jsonl", rows)
+def literal_warnings(tokenizer: object, template: str, files: int = 1) -> list[str]:
+    """Build ``files`` one-sample files with ``template``; the TemplateLiteralWarnings it gave."""
+    paths = [f"./data/{i}.jsonl" for i in range(files)]
+    for path in paths:
+        write_jsonl(path, [{"a": "the model", "b": "a unit"}])
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        job(paths, tokenizer, fields=[["a", "b"]], templates=[template], sizes=[SIZES]).run(
+            workers=1
+        )
+    assert Path("out/manifest.json").is_file()  # a warning never stops the build
+    return [str(w.message) for w in record if w.category is TemplateLiteralWarning]
+
+
+def test_literal_that_vanishes_warns_once_and_the_build_is_exact(cwd, hf_json):
     assert reference_encoder(str(hf_json))("\n\n") == []  # the fixture drops blank lines
-    with pytest.warns(TemplateLiteralWarning) as record:
-        result = job(
-            ["./data/a.jsonl"],
-            hf_json,
-            fields=[["a", "b"]],
-            templates=["{a}\n\n{b}"],
-            sizes=[SIZES],
-        ).run(workers=1)
-    messages = [str(w.message) for w in record if w.category is TemplateLiteralWarning]
-    assert len(messages) == 1
-    assert messages[0].startswith('[unit-build:warning] template of file 0 ("{a}\\n\\n{b}"): ')
-    assert 'literal segment "\\n\\n" encodes to no tokens' in messages[0]
-    assert result.outputs[0].stats["total_samples"] == 1
+    (message,) = literal_warnings(hf_json, "{a}\n\n{b}")
+    assert message.startswith('[unit-build:warning] template of file 0 ("{a}\\n\\n{b}"): ')
+    assert 'literal segment "\\n\\n" encodes to no tokens' in message
     # The build is still exact: the record is the encoding of the whole rendered text.
     verify_build(
         "out",
-        [Expected("./data/a.jsonl", 1, "the model\n\na unit")],
+        [Expected("./data/0.jsonl", 1, "the model\n\na unit")],
         reference_encoder(str(hf_json)),
         SIZES,
         100,
@@ -300,73 +302,42 @@ def test_literal_that_vanishes_warns_once_and_the_build_completes(cwd, hf_json):
 
 
 def test_files_sharing_a_template_get_one_warning_naming_them_all(cwd, hf_json):
-    for name in ("a", "b", "c"):
-        write_jsonl(f"data/{name}.jsonl", [{"a": "the", "b": "model"}])
-    with pytest.warns(TemplateLiteralWarning) as record:
-        job(
-            ["./data/a.jsonl", "./data/b.jsonl", "./data/c.jsonl"],
-            hf_json,
-            fields=[["a", "b"]],
-            templates=["{a}\n\n{b}"],
-            sizes=[SIZES],
-        ).run(workers=1)
-    messages = [str(w.message) for w in record if w.category is TemplateLiteralWarning]
-    assert len(messages) == 1
-    assert "template of files 0, 1, 2 (" in messages[0]
+    (message,) = literal_warnings(hf_json, "{a}\n\n{b}", files=3)
+    assert "template of files 0, 1, 2 (" in message
 
 
 def test_the_warning_speaks_vietnamese_with_real_characters(cwd, hf_json, monkeypatch):
     monkeypatch.setenv("MINTDIM_LANG", "vi")
-    write_jsonl("data/a.jsonl", [{"a": "the", "b": "model"}])
-    with pytest.warns(TemplateLiteralWarning) as record:
-        job(
-            ["./data/a.jsonl"],
-            hf_json,
-            fields=[["a", "b"]],
-            templates=["{a}\n\n{b}"],
-            sizes=[SIZES],
-        ).run(workers=1)
-    (message,) = [str(w.message) for w in record if w.category is TemplateLiteralWarning]
+    (message,) = literal_warnings(hf_json, "{a}\n\n{b}")
     assert message.startswith('[unit-build:warning] template của file 0 ("{a}\\n\\n{b}"): ')
     assert 'đoạn literal "\\n\\n" không tạo ra token nào' in message
 
 
-def test_literal_the_tokenizer_normalises_does_not_warn(cwd, hf_json):
-    encode = reference_encoder(str(hf_json))
-    decode = Tokenizer.from_file(str(hf_json)).decode
-    # The fixture reads " : " back as ":": normalised, but it reaches the shards.
-    assert encode(" : ") and decode(encode(" : ")) != " : "
+def test_a_warnings_filter_can_make_it_an_error_before_anything_is_written(cwd, hf_json):
     write_jsonl("data/a.jsonl", [{"a": "the", "b": "model"}])
+    declared = job(["./data/a.jsonl"], hf_json, fields=[["a", "b"]], templates=["{a}\n\n{b}"])
     with warnings.catch_warnings():
         warnings.simplefilter("error", TemplateLiteralWarning)
-        job(
-            ["./data/a.jsonl"],
-            hf_json,
-            fields=[["a", "b"]],
-            templates=["{a} : {b}"],
-            sizes=[SIZES],
-        ).run(workers=1)
-    assert Path("out/manifest.json").is_file()
+        with pytest.raises(TemplateLiteralWarning, match="encodes to no tokens"):
+            declared.run(workers=1)
+    assert_not_written("out")
+
+
+def test_literal_the_tokenizer_normalises_does_not_warn(cwd, hf_json):
+    encode = reference_encoder(str(hf_json))
+    # The fixture reads " : " back as ":": normalised, but it reaches the shards.
+    assert encode(" : ") and _decoded(hf_json, encode(" : ")) != " : "
+    assert literal_warnings(hf_json, "{a} : {b}") == []
 
 
 @pytest.mark.parametrize("template", ["{a}\n\n{b}", "{a} : {b}", "{{{a}}}{b}", "#{a}?\n{b}"])
 def test_literals_the_tokenizer_reproduces_do_not_warn(cwd, sp_model, template):
-    write_jsonl("data/a.jsonl", [{"a": "the", "b": "model"}])
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", TemplateLiteralWarning)
-        job(
-            ["./data/a.jsonl"], sp_model, fields=[["a", "b"]], templates=[template], sizes=[SIZES]
-        ).run(workers=1)
+    assert literal_warnings(sp_model, template) == []
 
 
 def test_escaped_braces_are_checked_after_unescaping(cwd, hf_json):
     """``}}`` is the literal ``}``, which the HF fixture encodes to a token."""
-    write_jsonl("data/a.jsonl", [{"a": "the"}])
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", TemplateLiteralWarning)
-        job(["./data/a.jsonl"], hf_json, fields=[["a"]], templates=["{a}}}"], sizes=[SIZES]).run(
-            workers=1
-        )
+    assert literal_warnings(hf_json, "{a}}}{b}") == []
 
 
 # Instruction templates as people write them, for the real tokenizers of ../shared/corpora. Each
@@ -388,17 +359,11 @@ _REAL_TEMPLATES = [
 def test_real_tokenizers_normalise_instruction_templates_without_a_warning(cwd, name, template):
     path = corpora_file(f"tokenizers/{name}")
     encode = reference_encoder(str(path))
-    literals = parse_template(template, 0).literals
+    literals = [literal for literal in parse_template(template, 0).literals if literal]
     # Independently: every literal reaches the shards, and the tokenizer does normalise one.
-    assert all(encode(literal) for literal in literals if literal)
-    assert any(_decoded(path, encode(literal)) != literal for literal in literals if literal)
-    write_jsonl("data/a.jsonl", [{"a": "the model", "b": "a unit"}])
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", TemplateLiteralWarning)
-        job(["./data/a.jsonl"], path, fields=[["a", "b"]], templates=[template], sizes=[SIZES]).run(
-            workers=1
-        )
-    assert Path("out/manifest.json").is_file()
+    assert all(encode(literal) for literal in literals)
+    assert any(_decoded(path, encode(literal)) != literal for literal in literals)
+    assert literal_warnings(path, template) == []
 
 
 def _decoded(path: Path, ids: list[int]) -> str:
@@ -411,21 +376,11 @@ def _decoded(path: Path, ids: list[int]) -> str:
 def test_sentencepiece_default_normalisation_drops_a_blank_line_and_warns_once(cwd):
     albert = corpora_file("tokenizers/albert-base-v2.spiece.model")
     assert reference_encoder(str(albert))("\n\n") == []
-    write_jsonl("data/a.jsonl", [{"a": "the model", "b": "a unit"}])
-    with pytest.warns(TemplateLiteralWarning) as record:
-        job(
-            ["./data/a.jsonl"],
-            albert,
-            fields=[["a", "b"]],
-            templates=["### question:\n{a}\n\n{b}"],
-            sizes=[SIZES],
-        ).run(workers=1)
-    messages = [str(w.message) for w in record if w.category is TemplateLiteralWarning]
-    assert len(messages) == 1
-    assert 'literal segment "\\n\\n" encodes to no tokens' in messages[0]
+    (message,) = literal_warnings(albert, "### question:\n{a}\n\n{b}")
+    assert 'literal segment "\\n\\n" encodes to no tokens' in message
     verify_build(
         "out",
-        [Expected("./data/a.jsonl", 1, "### question:\nthe model\n\na unit")],
+        [Expected("./data/0.jsonl", 1, "### question:\nthe model\n\na unit")],
         reference_encoder(str(albert)),
         SIZES,
         100,

@@ -26,6 +26,10 @@ RATES = Bilingual(
 )
 
 
+# tqdm's default, with the unit after both byte counts ("1.2MB/3.4MB" rather than "1.2M/3.4M").
+_FORMAT = "{l_bar}{bar}| {n_fmt}B/{total_fmt}B [{elapsed}<{remaining}, {rate_fmt}{postfix}]"
+
+
 class _Bar(tqdm):
     # No monitor thread: worker processes are forked, and a fork should not copy a live thread.
     monitor_interval = 0
@@ -41,13 +45,17 @@ class Progress:
             unit_scale=True,
             unit_divisor=1024,
             desc="unit-build",
+            bar_format=_FORMAT,
             file=sys.stderr,
             dynamic_ncols=True,
             disable=not shown,
         )
         self._stack = ExitStack()
         if shown:
-            loggers = [logging.root, logging.getLogger(LOGGER_NAME)]
+            # Only loggers that have handlers: tqdm gives every logger it is handed one of its own.
+            loggers = [
+                log for log in (logging.root, logging.getLogger(LOGGER_NAME)) if log.handlers
+            ]
             self._stack.enter_context(logging_redirect_tqdm(loggers=loggers))
         self._samples = 0
         self._tokens = 0

@@ -16,7 +16,7 @@ view into them. Sample ids, units and token counts come from the binary unit ind
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -50,6 +50,7 @@ class UnitBuild:
         # to a worker process maps the files itself instead of carrying their bytes.
         self._shards: dict[str, np.ndarray] = {}
         self._indexes: dict[int, np.ndarray] = {}
+        self._columns: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._places: tuple[np.ndarray, np.ndarray] | None = None
 
     def __getstate__(self) -> dict:
@@ -88,20 +89,21 @@ class UnitBuild:
     def unit_record(self, unit_size: int, position: int) -> np.ndarray:
         """Record ``position`` of a unit (tokens then PAD), a view into its shard."""
         shard, row = divmod(position, self.samples_per_shard)
-        return self._shard(shard_path(unit_size, shard), unit_size)[row]
+        return self.shard(unit_size, shard)[row]
 
-    def gather(self, unit_size: int, positions: Sequence[int] | np.ndarray) -> np.ndarray:
-        """Records of a unit at ``positions`` (in that order), copied into one [B, unit] array."""
-        positions = np.asarray(positions, dtype=np.int64)
-        shards, rows = np.divmod(positions, self.samples_per_shard)
-        first = int(shards[0]) if positions.size else 0
-        if positions.size and (shards == first).all():
-            return self._shard(shard_path(unit_size, first), unit_size)[rows]
-        out = np.empty((positions.size, unit_size), dtype=self.dtype)
-        for shard in np.unique(shards).tolist():
-            members = shards == shard
-            out[members] = self._shard(shard_path(unit_size, shard), unit_size)[rows[members]]
-        return out
+    def unit_columns(self, unit_size: int) -> tuple[np.ndarray, np.ndarray]:
+        """A unit's sample ids and token counts in record order, as int64 arrays (cached)."""
+        if unit_size not in self._columns:
+            entries = self.unit_index(unit_size)
+            self._columns[unit_size] = (
+                entries["sample_id"].astype(np.int64),
+                entries["token_count"].astype(np.int64),
+            )
+        return self._columns[unit_size]
+
+    def shard(self, unit_size: int, number: int) -> np.ndarray:
+        """Shard ``number`` of a unit as a read-only [records, unit_size] array over its file."""
+        return self._shard(shard_path(unit_size, number), unit_size)
 
     def _sample_places(self) -> tuple[np.ndarray, np.ndarray]:
         """Per sample id: the index of its unit in ``units`` and its record position there."""
@@ -131,6 +133,16 @@ class UnitBuild:
     def tokens(self, row: dict) -> np.ndarray:
         """A sample's tokens without padding."""
         return self.record(row)[: row["token_count"]]
+
+    def segment_names(self) -> set[str] | None:
+        """Names of the segments whose token spans this build stores; None when it stores none."""
+        if not self.manifest.get("segment_spans", {}).get("stored"):
+            return None
+        return {
+            entry.get("name", entry["kind"])
+            for sequence in self.manifest["source"]["sequence_templates"]
+            for entry in sequence
+        }
 
     def loader(self, **options: object):  # noqa: ANN201 - the type lives in output/loader.py
         """Unit-homogeneous training batches over this build: see :func:`output.loader.loader`."""
