@@ -1,7 +1,8 @@
 """MintDim: JSONL datasets -> exact tokens -> fixed-width, low-padding binary token shards.
 
 Public API: ``pipeline("unit-build")`` (the fluent builder), the result types, ``open_build`` (read
-a finished build back), ``loader`` (training batches over one or more builds), the error classes (every one derives from ``MintDimError``) and
+a finished build back), ``loader`` (training batches over one or more builds), ``plan_units``
+(the exact unit-size planner), the error classes (every one derives from ``MintDimError``) and
 ``set_language`` for error messages.
 """
 
