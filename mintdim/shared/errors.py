@@ -1802,6 +1802,52 @@ class SweepOutputError(MintDimError, FileExistsError):
         )
 
 
+class InputChangedError(MintDimError, RuntimeError):
+    """Raised at the end of a build when an input file changed, or went, while it was read."""
+
+    _CHANGES: ClassVar[dict[str, Bilingual]] = {
+        "size": Bilingual("its size changed", "kích thước của nó đã thay đổi"),
+        "mtime": Bilingual(
+            "it was modified (its mtime changed)", "nó đã bị sửa (mtime đã thay đổi)"
+        ),
+        "gone": Bilingual("it can no longer be found", "không còn tìm thấy nó"),
+    }
+
+    file: str
+    change: str = _choice(_CHANGES)
+    was: str = ""
+    now: str = ""
+
+    summary = Bilingual(
+        "An input file changed while the build read it; no manifest was written.",
+        "Một file đầu vào đã thay đổi trong khi build đang đọc nó; không có manifest nào được ghi.",
+    )
+    examples = (
+        {
+            "file": "./data/alpaca.jsonl",
+            "change": "mtime",
+            "was": "mtime_ns 1764500000000000000",
+            "now": "mtime_ns 1764500012000000000",
+        },
+    )
+
+    def _sections(self) -> Iterator[Any]:
+        yield "File", self.file
+        seen = Bilingual("when read: {was}; now: {now}", "khi đọc: {was}; bây giờ: {now}")
+        yield _H.REASON, self._CHANGES[self.change], *([seen] if self.was or self.now else [])
+        yield (
+            _H.FIX,
+            Bilingual(
+                "the samples written may mix old and new text: keep the inputs unchanged while "
+                "a build runs (build from a copy or a snapshot), then build again into a new, "
+                "empty directory",
+                "các mẫu đã ghi có thể trộn văn bản cũ và mới: hãy giữ nguyên các file đầu vào "
+                "khi build đang chạy (build từ một bản sao hoặc snapshot), rồi build lại vào một "
+                "thư mục mới, rỗng",
+            ),
+        )
+
+
 class NotABuildError(MintDimError, FileNotFoundError):
     """Raised by ``mintdim verify`` / ``inspect`` for a directory that holds no finished build."""
 

@@ -75,8 +75,12 @@ def test_with_a_progress_bar_each_line_still_shows_once(tmp_path) -> None:
     assert "unit-build: 100%|" in done.stderr
 
 
-def test_hydra_job_logging_config_silences_mintdim_lines(tmp_path) -> None:
-    done = run_cli("workers=1", "hydra/job_logging=disabled", cwd=tmp_path)
+@pytest.mark.parametrize(
+    "override",
+    ["hydra/job_logging=disabled", "+hydra.job_logging.loggers.mintdim.level=WARNING"],
+)
+def test_hydra_job_logging_config_silences_mintdim_lines(tmp_path, override) -> None:
+    done = run_cli("workers=1", override, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "[unit-build]" not in done.stdout + done.stderr
     assert "built " not in done.stdout + done.stderr

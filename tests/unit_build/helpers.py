@@ -46,6 +46,7 @@ __all__ = [
     "sp_nopad",
     "train_sp",
     "tree_bytes",
+    "tree_bytes_but_inputs",
     "unit_for",
     "verify_build",
     "write_jsonl",
@@ -269,6 +270,19 @@ def tree_bytes(directory: str | os.PathLike[str]) -> dict[str, bytes]:
         for path in sorted(root.rglob("*"))
         if path.is_file()
     }
+
+
+def tree_bytes_but_inputs(directory: str | os.PathLike[str]) -> dict[str, bytes]:
+    """``tree_bytes``, with the manifest minus what describes the input files as files.
+
+    For builds of equal samples from different input files (CRLF against LF, another mtime):
+    their fingerprints (``source.inputs``) and the seal over them differ, everything else must not.
+    """
+    tree = tree_bytes(directory)
+    content = json.loads(tree["manifest.json"])
+    del content["source"]["inputs"], content["manifest_sha256"]
+    tree["manifest.json"] = json.dumps(content, ensure_ascii=False).encode()
+    return tree
 
 
 def assert_not_written(*paths: str | os.PathLike[str]) -> None:

@@ -28,6 +28,7 @@ from mintdim.shared import errors
 from tests.unit_build.helpers import (
     Expected,
     assert_not_written,
+    file_sha256,
     job,
     read_json,
     reference_encoder,
@@ -116,10 +117,20 @@ def test_quick_start_example_runs_as_written(tmp_path, monkeypatch, sp_model):
     )
     manifest = read_json("artifacts/instruction_units/manifest.json")
     assert manifest["tokenizer"]["path"] == "./tokenizer/tokenizer.model"
+    assert manifest["tokenizer"]["sha256"] == file_sha256("tokenizer/tokenizer.model")
+    data = os.stat("data/alpaca.jsonl")
     assert manifest["source"] == {
         "files": ["./data/alpaca.jsonl"],
         "fields": [["instruction", "input", "output"]],
         "templates": ["{instruction}\n\n{input}\n\n{output}"],
+        "inputs": [
+            {
+                "path": "./data/alpaca.jsonl",
+                "bytes": data.st_size,
+                "mtime_ns": data.st_mtime_ns,
+                "sha256": file_sha256("data/alpaca.jsonl"),
+            }
+        ],
     }
 
 

@@ -86,6 +86,7 @@ def test_manifest_fields_and_shard_checksums(cwd, sp_model):
         "pad_id": processor.pad_id(),
         "unk_id_source": "sp.unk_id()",
         "pad_id_source": "sp.pad_id()",
+        "sha256": file_sha256(sp_model),
     }
     assert manifest["token_storage"]["dtype"] == "uint16"
     assert manifest["token_storage"]["bytes_per_token"] == 2
@@ -94,6 +95,15 @@ def test_manifest_fields_and_shard_checksums(cwd, sp_model):
         "files": ["./data/a.jsonl", "./data/b.jsonl"],
         "fields": [["text"], ["q", "a"]],
         "templates": ["{text}", "# {q}:\n{a}"],
+        "inputs": [
+            {
+                "path": f"./data/{name}",
+                "bytes": os.stat(f"data/{name}").st_size,
+                "mtime_ns": os.stat(f"data/{name}").st_mtime_ns,
+                "sha256": file_sha256(f"data/{name}"),
+            }
+            for name in ("a.jsonl", "b.jsonl")
+        ],
     }
     assert manifest["output"] == {"samples_per_shard": 3}
     assert manifest["hash"]["algorithm"] == "sha256"
@@ -465,8 +475,8 @@ def test_a_worker_dying_while_batches_are_still_read_is_a_worker_error(cwd, sp_m
     _kill_worker_on(monkeypatch, "die")
     real_batches = runtime._all_batches
 
-    def slow_reader(plan):
-        for number, batch in enumerate(real_batches(plan)):
+    def slow_reader(plan, fingerprints):
+        for number, batch in enumerate(real_batches(plan, fingerprints)):
             if number == 1:
                 time.sleep(0.5)  # the worker handling batch 0 is dead by now
             yield batch

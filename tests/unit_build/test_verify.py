@@ -213,3 +213,45 @@ def test_the_report_speaks_vietnamese(cwd, sp_model, monkeypatch):
     assert "THẤT BẠI" in output and "manifest không liệt kê nó" in output
     code, output = _verify(str(cwd / "nothing"))
     assert code == 2 and "Thư mục không chứa" in output
+
+
+@pytest.mark.parametrize("tokenizer", ["sp_model", "hf_json"])
+def test_deep_proves_every_record_is_its_reference_encoding(cwd, tokenizer, request):
+    out = _build(cwd, request.getfixturevalue(tokenizer))
+    code, output = _verify(str(out), "--deep")
+    assert code == 0, output
+    assert "every record equals the reference encoding" in output
+    # A token changed inside a record, with every digest made to match: only --deep can know.
+    row = json.loads((out / "sample_index.jsonl").read_text().splitlines()[4])
+    shard = out / row["shard_path"]
+    data = bytearray(shard.read_bytes())
+    slot = (row["shard_row"] * row["unit_size"]) * 2
+    data[slot : slot + 2] = np.uint16(int.from_bytes(data[slot : slot + 2], "little") ^ 1).tobytes()
+    shard.write_bytes(bytes(data))
+    _reseal(out)
+    assert _report(out)["ok"]
+    report = _report(out, "--deep")
+    (failure,) = report["failures"]
+    assert (failure["code"], failure["facts"]["sample_id"]) == ("deep_record", 4)
+    assert failure["facts"]["keys"] == "tokens"
+
+
+def test_deep_finds_inputs_and_tokenizers_that_changed(cwd, sp_model):
+    local = cwd / "tok.model"
+    local.write_bytes(sp_model.read_bytes())
+    out = _build(cwd, local)
+    data = cwd / "data.jsonl"
+    original = data.read_bytes()
+    changed = original.replace(b"model", b"MODEL", 1)  # same length, another sample text
+    data.write_bytes(changed)
+    assert _report(out)["ok"]  # the build itself is intact
+    report = _report(out, "--deep")
+    codes = [f["code"] for f in report["failures"]]
+    assert codes == ["deep_record", "deep_fingerprint"], report
+    assert report["failures"][1]["facts"]["sha256"] == hashlib.sha256(changed).hexdigest()
+    data.write_bytes(original)
+    local.write_bytes(local.read_bytes() + b"\0")
+    report = _report(out, "--deep")
+    assert _codes(report) == {(str(local), "sha256")}
+    local.unlink()
+    assert _codes(_report(out, "--deep")) == {(str(local), "deep_input_missing")}

@@ -109,6 +109,8 @@ class TokenizerInfo:
     """Where ``pad_id`` came from, e.g. ``sp.pad_id()`` or ``padding.pad_id``."""
     token_dtype: str
     """``uint16`` or ``uint32``, chosen from ``vocab_size`` by ``token_dtype_for``."""
+    file_sha256: str
+    """SHA-256 of the tokenizer file, taken when it was loaded (recorded in the manifest)."""
 
     @property
     def dtype(self) -> np.dtype:

@@ -36,7 +36,12 @@ from mintdim.pipelines.unit_build.contracts import (
 )
 from mintdim.pipelines.unit_build.output.dir import OutputDirectory
 from mintdim.pipelines.unit_build.progress import Progress
-from mintdim.pipelines.unit_build.source.jsonl import RawBatch, read_raw_batches
+from mintdim.pipelines.unit_build.source.jsonl import (
+    InputFingerprint,
+    RawBatch,
+    check_unchanged,
+    read_raw_batches,
+)
 from mintdim.pipelines.unit_build.tokenizer import Encoder
 from mintdim.pipelines.unit_build.units.auto import planned_build, unit_plans
 from mintdim.pipelines.unit_build.units.optimal import UnitPlan
@@ -96,9 +101,10 @@ def _build(
     for output in outputs:
         output.create()
     encoder = BatchEncoder(plan, encoders)
+    fingerprints: dict[int, InputFingerprint] = {}
     failed = None
     # closing(): on any error the workers stop now, not when the traceback is collected.
-    with closing(encode_in_order(encoder, _all_batches(plan), workers)) as encoded:
+    with closing(encode_in_order(encoder, _all_batches(plan, fingerprints), workers)) as encoded:
         for batch in encoded:
             outputs[plan.files[batch.file_index].output_index].write(batch)
             bar.advance(batch.input_bytes, batch.sample_count, int(batch.token_counts.sum()))
@@ -107,7 +113,11 @@ def _build(
                 break
     if failed is None:
         bar.complete()
-        return tuple(OutputResult(o.plan.path, o.finish()) for o in outputs)
+        # A file changed under the build may have given samples of two versions (or of
+        # neither): no manifest may vouch for that.
+        for file in plan.files:
+            check_unchanged(file, fingerprints[file.index])
+        return tuple(OutputResult(o.plan.path, o.finish(fingerprints)) for o in outputs)
     if isinstance(failed.error, UnitOverflowError):
         # One error for every overlong sample, not one build per sample: count the rest.
         raise _every_overflow(plan, encoders, workers, failed.file_index, failed.error, bar)
@@ -170,7 +180,8 @@ def run_scan(
     bar = _progress_bar(plan, progress)
     counter = BatchCounter(plan, encoders)
     try:
-        with closing(encode_in_order(counter, _all_batches(plan), workers)) as counted:
+        batches = _all_batches(plan, {})
+        with closing(encode_in_order(counter, batches, workers)) as counted:
             for batch in counted:
                 counts[batch.file_index].append(batch.token_counts)
                 lines[batch.file_index].append(np.asarray(batch.line_numbers, np.int64))
@@ -199,10 +210,11 @@ def _joined(parts: list[np.ndarray]) -> np.ndarray:
     return np.concatenate(parts).astype(np.int64, copy=False) if parts else np.empty(0, np.int64)
 
 
-def _all_batches(plan: BuildPlan) -> Iterator[RawBatch]:
+def _all_batches(plan: BuildPlan, fingerprints: dict[int, InputFingerprint]) -> Iterator[RawBatch]:
+    """Every file's batches in order; each file's fingerprint lands in ``fingerprints``."""
     # One stream across files keeps every worker busy at file boundaries.
     for file in plan.files:
-        yield from read_raw_batches(file)
+        fingerprints[file.index] = yield from read_raw_batches(file)
 
 
 def _progress_bar(plan: BuildPlan, progress: bool | None) -> Progress:

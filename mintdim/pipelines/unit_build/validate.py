@@ -9,6 +9,7 @@ A scan (``validate_scan``) checks only what it reads: source, tokenizer and buil
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from mintdim.pipelines.unit_build.config import UnitBuildConfig
 from mintdim.pipelines.unit_build.contracts import (
@@ -19,6 +20,7 @@ from mintdim.pipelines.unit_build.contracts import (
     TokenizerInfo,
     TokenizerSpec,
 )
+from mintdim.pipelines.unit_build.output import durable
 from mintdim.pipelines.unit_build.output import validate as output_validate
 from mintdim.pipelines.unit_build.rules import per_file
 from mintdim.pipelines.unit_build.source import validate as source_validate
@@ -163,4 +165,5 @@ def _info(encoder: Encoder) -> TokenizerInfo:
         unk_source=encoder.unk_source,
         pad_source=encoder.pad_source,
         token_dtype=tokenizer_validate.check_vocab(encoder),
+        file_sha256=durable.file_sha256(Path(encoder.spec.abs_path)),
     )

@@ -13,7 +13,7 @@ A build that succeeds writes everything to disk (fsync) before the manifest, the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +33,7 @@ from mintdim.pipelines.unit_build.output.duplicate_index import DuplicateTracker
 from mintdim.pipelines.unit_build.output.sample_index import SampleIndexWriter
 from mintdim.pipelines.unit_build.output.unit_index import UnitIndexWriter
 from mintdim.pipelines.unit_build.output.unk_index import UnkIndexWriter
+from mintdim.pipelines.unit_build.source.jsonl import InputFingerprint
 from mintdim.pipelines.unit_build.units.shard_writer import UnitShardWriter, unit_dir_name
 from mintdim.shared.errors import MintDimError, OutputValidationError
 from mintdim.shared.lang import Bilingual
@@ -111,8 +112,11 @@ class OutputDirectory:
         self._stats.add(batch.token_counts, batch.unit_indexes, batch.blank_lines, batch.unk_tokens)
         self._next_id += batch.sample_count
 
-    def finish(self) -> dict[str, object]:
-        """Close everything, write the audit files and, last, the manifest; return the stats."""
+    def finish(self, fingerprints: Mapping[int, InputFingerprint]) -> dict[str, object]:
+        """Close everything, write the audit files and, last, the manifest; return the stats.
+
+        ``fingerprints``: each input file's, by file index, as it was read.
+        """
         shards = [record for writer in self._units for record in writer.finish()]
         indexes = [record for index in self._indexes if (record := index.finish())]
         self._samples.close()
@@ -140,7 +144,13 @@ class OutputDirectory:
         durable.sync_tree(self.path)
         durable.write_json_atomic(
             self.path / manifest.FILENAME,
-            manifest.manifest(self.plan, self.files, shards, indexes, self._audit_digests()),
+            manifest.manifest(
+                self.plan,
+                [(file, fingerprints[file.index]) for file in self.files],
+                shards,
+                indexes,
+                self._audit_digests(),
+            ),
         )
         return content
 

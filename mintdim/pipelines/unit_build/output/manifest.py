@@ -2,7 +2,9 @@
 
 Written last, atomically and durably (output/durable.py): a directory without it is not a
 finished build. It holds no wall-clock time and no machine-specific value, so two builds of the
-same input and configuration are byte-identical whatever ``build_batch`` or worker count.
+same input files and configuration are byte-identical whatever ``build_batch`` or worker count.
+Each input's fingerprint (size, mtime, SHA-256 as read) belongs to the file itself: a copy of an
+input has another mtime, so its build differs in that field (and the seal over it) alone.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from mintdim._version import __version__
 from mintdim.pipelines.unit_build.contracts import FilePlan, OutputPlan
 from mintdim.pipelines.unit_build.output.durable import json_bytes
+from mintdim.pipelines.unit_build.source.jsonl import InputFingerprint
 from mintdim.pipelines.unit_build.units.shard_writer import ShardRecord
 
 __all__ = ["FILENAME", "FORMAT_VERSION", "SEAL", "manifest", "seal_holds"]
@@ -29,14 +32,15 @@ anywhere in the manifest is found as surely as one in a shard."""
 
 def manifest(
     output: OutputPlan,
-    files: Sequence[FilePlan],
+    files: Sequence[tuple[FilePlan, InputFingerprint]],
     shards: Sequence[ShardRecord],
     unit_indexes: Sequence[ShardRecord],
     audit_files: Mapping[str, Mapping[str, object]],
 ) -> dict:
     """The sealed manifest of one finished output directory.
 
-    ``unit_indexes``: see output/unit_index.py. ``audit_files`` maps each index and summary file
+    ``files``: each input with its fingerprint as read. ``unit_indexes``: see
+    output/unit_index.py. ``audit_files`` maps each index and summary file
     name to its ``bytes`` and ``sha256``.
     """
     content = _content(output, files, shards, unit_indexes)
@@ -57,11 +61,12 @@ def _digest(content: dict) -> str:
 
 def _content(
     output: OutputPlan,
-    files: Sequence[FilePlan],
+    inputs: Sequence[tuple[FilePlan, InputFingerprint]],
     shards: Sequence[ShardRecord],
     unit_indexes: Sequence[ShardRecord],
 ) -> dict:
     info = output.info
+    files = [file for file, _ in inputs]
     return {
         "pipeline": "unit-build",
         "mintdim_version": __version__,
@@ -75,6 +80,7 @@ def _content(
             "pad_id": info.pad_id,
             "unk_id_source": info.unk_source,
             "pad_id_source": info.pad_source,
+            "sha256": info.file_sha256,
             "add_special_tokens": False,
             "padding_and_truncation": "disabled on the loaded tokenizer; every encoding is exact",
         },
@@ -93,6 +99,10 @@ def _content(
             "files": [f.path for f in files],
             "fields": [list(f.fields) for f in files],
             "templates": [f.template.source for f in files],
+            "inputs": [
+                {"path": f.path, "bytes": p.bytes, "mtime_ns": p.mtime_ns, "sha256": p.sha256}
+                for f, p in inputs
+            ],
         },
         "output": {"samples_per_shard": output.samples_per_shard},
         "hash": {"algorithm": "sha256", "of": "UTF-8 bytes of the rendered text"},

@@ -40,6 +40,7 @@ from mintdim.pipelines.unit_build.output import (
     unit_index,
     unk_index,
 )
+from mintdim.pipelines.unit_build.output.deep_verify import deep_check
 from mintdim.pipelines.unit_build.output.dir import (
     AUDIT_FILES,
     EMPTY_UNIT,
@@ -143,6 +144,34 @@ _TEXT: dict[str, Bilingual] = {
     "index_file_count": Bilingual(
         "{actual} lines, expected {expected}",
         "{actual} dòng, đúng ra là {expected}",
+    ),
+    "deep_input_missing": Bilingual(
+        "not found from the current directory: run --deep where the build ran",
+        "không tìm thấy từ thư mục hiện tại: hãy chạy --deep ở nơi đã chạy build",
+    ),
+    "deep_error": Bilingual(
+        "cannot be read as the build read it:\n{error}",
+        "không đọc được như lúc build đã đọc:\n{error}",
+    ),
+    "deep_fingerprint": Bilingual(
+        "{bytes} bytes with SHA-256 {sha256} now; the build read {listed_bytes} bytes with "
+        "SHA-256 {listed_sha256}",
+        "hiện có {bytes} byte với SHA-256 {sha256}; lúc build đã đọc {listed_bytes} byte với "
+        "SHA-256 {listed_sha256}",
+    ),
+    "deep_missing": Bilingual(
+        "line {line} is a sample, but sample_index.jsonl has no more lines",
+        "dòng {line} là một mẫu, nhưng sample_index.jsonl không còn dòng nào",
+    ),
+    "deep_extra": Bilingual(
+        "lists more samples than the inputs hold",
+        "liệt kê nhiều mẫu hơn số mẫu trong các file đầu vào",
+    ),
+    "deep_record": Bilingual(
+        "sample {sample_id} ({file}:{line}) is not the reference encoding of its line "
+        "(differs in: {keys})",
+        "mẫu {sample_id} ({file}:{line}) không phải mã hóa tham chiếu của dòng của nó "
+        "(khác ở: {keys})",
     ),
     "more": Bilingual(
         "... and {count} more failures of this check",
@@ -286,8 +315,6 @@ def verify_build(directory: str | Path, *, deep: bool = False) -> VerifyReport:
     _check_duplicate_index(build, index, groups, report)
     _check_unk_index(build, index, found_unks, report)
     if deep:
-        from mintdim.pipelines.unit_build.output.deep_verify import deep_check
-
         if report.ok:
             deep_check(build.root, build.content, report)
         else:

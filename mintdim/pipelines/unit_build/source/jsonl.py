@@ -8,7 +8,9 @@ only ASCII whitespace are skipped but still counted, so line numbers stay 1-base
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import hashlib
+import os
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,12 +19,20 @@ import orjson
 from mintdim.pipelines.unit_build.contracts import FilePlan
 from mintdim.shared.errors import (
     FieldValueTypeError,
+    InputChangedError,
     MintDimError,
     SampleSchemaError,
     SourceParseError,
 )
 
-__all__ = ["ParsedLines", "RawBatch", "parse_lines", "read_raw_batches"]
+__all__ = [
+    "InputFingerprint",
+    "ParsedLines",
+    "RawBatch",
+    "check_unchanged",
+    "parse_lines",
+    "read_raw_batches",
+]
 
 _BOM = b"\xef\xbb\xbf"
 _READ_BLOCK = 8 << 20
@@ -66,12 +76,29 @@ class ParsedLines:
     error: MintDimError | None
 
 
-def read_raw_batches(plan: FilePlan) -> Iterator[RawBatch]:
-    """Stream a file as batches of raw lines; memory holds one read block and one batch."""
+@dataclass(frozen=True, slots=True)
+class InputFingerprint:
+    """An input file as the build read it: recorded in the manifest, checked at the end."""
+
+    bytes: int
+    """Bytes read, BOM included."""
+    mtime_ns: int
+    """Modification time when the file was opened."""
+    sha256: str
+    """SHA-256 of the bytes read, taken while reading (no second pass)."""
+
+
+def read_raw_batches(plan: FilePlan) -> Generator[RawBatch, None, InputFingerprint]:
+    """Stream a file as batches of raw lines; memory holds one read block and one batch.
+
+    The generator's return value (``fingerprint = yield from read_raw_batches(plan)``) is the
+    file's fingerprint.
+    """
     size = plan.build_batch
     next_line = 1
     data = b""
-    for block in _iter_blocks(plan.abs_path):
+    blocks = _Blocks(plan.abs_path)
+    for block in blocks:
         data += block
         newlines = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == _NEWLINE)
         start = 0
@@ -83,15 +110,53 @@ def read_raw_batches(plan: FilePlan) -> Iterator[RawBatch]:
         data = data[start:]
     if data:  # fewer than build_batch lines, the last one perhaps without a newline
         yield RawBatch(plan.index, next_line, data[:-1] if data.endswith(b"\n") else data)
+    return blocks.fingerprint
 
 
-def _iter_blocks(path: str) -> Iterator[bytes]:
-    """The file in blocks of ``_READ_BLOCK`` bytes, without a leading UTF-8 BOM."""
-    with open(path, "rb") as handle:
-        head = handle.read(len(_BOM))
-        yield head[len(_BOM) :] if head == _BOM else head
-        while block := handle.read(_READ_BLOCK):
-            yield block
+class _Blocks:
+    """The file in blocks of ``_READ_BLOCK`` bytes without a leading UTF-8 BOM, hashed as read."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.fingerprint = InputFingerprint(0, 0, "")
+
+    def __iter__(self) -> Iterator[bytes]:
+        digest = hashlib.sha256()
+        with open(self.path, "rb") as handle:
+            mtime_ns = os.fstat(handle.fileno()).st_mtime_ns
+            head = handle.read(len(_BOM))
+            digest.update(head)
+            count = len(head)
+            yield head[len(_BOM) :] if head == _BOM else head
+            while block := handle.read(_READ_BLOCK):
+                digest.update(block)
+                count += len(block)
+                yield block
+        self.fingerprint = InputFingerprint(count, mtime_ns, digest.hexdigest())
+
+
+def check_unchanged(plan: FilePlan, fingerprint: InputFingerprint) -> None:
+    """Raise ``InputChangedError`` when a file's size or mtime differ from when it was read."""
+    try:
+        status = os.stat(plan.abs_path)
+    except OSError as err:
+        raise InputChangedError(
+            file=plan.path, change="gone", was=f"{fingerprint.bytes} bytes", now=str(err)
+        ) from err
+    if status.st_size != fingerprint.bytes:
+        raise InputChangedError(
+            file=plan.path,
+            change="size",
+            was=f"{fingerprint.bytes} bytes",
+            now=f"{status.st_size} bytes",
+        )
+    if status.st_mtime_ns != fingerprint.mtime_ns:
+        raise InputChangedError(
+            file=plan.path,
+            change="mtime",
+            was=f"mtime_ns {fingerprint.mtime_ns}",
+            now=f"mtime_ns {status.st_mtime_ns}",
+        )
 
 
 def parse_lines(batch: RawBatch, plan: FilePlan) -> ParsedLines:
