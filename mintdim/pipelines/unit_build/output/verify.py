@@ -52,7 +52,7 @@ from mintdim.pipelines.unit_build.units.shard_writer import shard_path, unit_dir
 from mintdim.shared.errors import NotABuildError
 from mintdim.shared.lang import Bilingual
 
-__all__ = ["Failure", "VerifyReport", "verify_build"]
+__all__ = ["Failure", "VerifyReport", "require_build", "verify_build"]
 
 _READ_BYTES = 8 << 20
 """Shards are read in blocks of whole records of about this size."""
@@ -298,9 +298,7 @@ class _Index:
 
 def verify_build(directory: str | Path, *, deep: bool = False) -> VerifyReport:
     """Check a finished build; raises ``NotABuildError`` when ``directory`` holds none."""
-    root = Path(directory)
-    if not (root / manifest.FILENAME).is_file():
-        raise NotABuildError(directory=str(directory), reason=_not_a_build_reason(root))
+    root = require_build(directory)
     report = VerifyReport(directory=str(directory), deep=deep)
     build = _read_manifest(root, report)
     if build is None:
@@ -320,6 +318,14 @@ def verify_build(directory: str | Path, *, deep: bool = False) -> VerifyReport:
         else:
             report.skipped = "deep"
     return report
+
+
+def require_build(directory: str | Path) -> Path:
+    """The build's path; ``NotABuildError`` (saying why) when no finished build is there."""
+    root = Path(directory)
+    if not (root / manifest.FILENAME).is_file():
+        raise NotABuildError(directory=str(directory), reason=_not_a_build_reason(root))
+    return root
 
 
 def _not_a_build_reason(root: Path) -> str:
