@@ -11,8 +11,7 @@ import orjson
 
 from mintdim.pipelines.unit_build.contracts import TokenizerSpec
 from mintdim.pipelines.unit_build.output import sample_index, stats
-from mintdim.pipelines.unit_build.output.reader import UnitBuild, open_build
-from mintdim.pipelines.unit_build.output.verify import require_build
+from mintdim.pipelines.unit_build.output.reader import UnitBuild, open_build, require_build
 from mintdim.pipelines.unit_build.tokenizer import load_encoder
 from mintdim.shared.errors import MintDimError, NotABuildError
 from mintdim.shared.human import human_bytes

@@ -1996,6 +1996,93 @@ class LoaderStateError(MintDimError, ValueError):
         )
 
 
+class BuildReadError(MintDimError, ValueError):
+    """Raised by ``open_build`` when a file of a finished build is damaged or of another version."""
+
+    _PROBLEMS: ClassVar[dict[str, Bilingual]] = {
+        "manifest_json": Bilingual(
+            "manifest.json is not a JSON object: {detail}",
+            "manifest.json không phải JSON object: {detail}",
+        ),
+        "manifest_field": Bilingual(
+            "manifest.json lacks a field this reader needs: {detail}",
+            "manifest.json thiếu field mà bộ đọc cần: {detail}",
+        ),
+        "status": Bilingual(
+            'the manifest\'s status is {detail}, not "complete"',
+            'status của manifest là {detail}, không phải "complete"',
+        ),
+        "version": Bilingual(
+            "format_version {detail}; this MintDim reads format_version {known}",
+            "format_version {detail}; bản MintDim này đọc format_version {known}",
+        ),
+        "missing_file": Bilingual(
+            "a file the manifest lists is missing", "một file mà manifest liệt kê bị thiếu"
+        ),
+        "short_shard": Bilingual(
+            "{size} bytes is not a whole number of {record_bytes}-byte records",
+            "{size} byte không phải một số nguyên record {record_bytes} byte",
+        ),
+        "unit_index": Bilingual(
+            "the unit index is not a readable index of this format: {detail}",
+            "unit index không phải index đọc được của định dạng này: {detail}",
+        ),
+    }
+    _FIXES: ClassVar[dict[str, Bilingual]] = {
+        "version": Bilingual(
+            "read it with the MintDim version that wrote it (manifest.json names it), "
+            "or build it again with this one",
+            "hãy đọc bằng phiên bản MintDim đã ghi nó (manifest.json ghi tên phiên bản), "
+            "hoặc build lại bằng phiên bản này",
+        ),
+    }
+    _DAMAGED_FIX = Bilingual(
+        "the build is damaged: run `mintdim verify {directory}` to list every problem, then "
+        "build it again (or restore the directory from a good copy)",
+        "bản build bị hỏng: chạy `mintdim verify {directory}` để liệt kê mọi vấn đề, rồi build "
+        "lại (hoặc khôi phục thư mục từ một bản sao tốt)",
+    )
+
+    directory: str
+    path: str
+    problem: str = _choice(_PROBLEMS)
+    detail: str = ""
+    known: int = 0
+    size: int = 0
+    record_bytes: int = 0
+
+    summary = Bilingual(
+        "A file of the build cannot be read.", "Không đọc được một file của bản build."
+    )
+    examples = (
+        {
+            "directory": "./artifacts/instruction_units",
+            "path": "./artifacts/instruction_units/manifest.json",
+            "problem": "manifest_json",
+            "detail": "unexpected end of data: line 1 column 4093 (char 4092)",
+        },
+        {
+            "directory": "./artifacts/instruction_units",
+            "path": "./artifacts/instruction_units/unit_256/shard_000003.bin",
+            "problem": "short_shard",
+            "size": 1000000,
+            "record_bytes": 512,
+        },
+        {
+            "directory": "./artifacts/instruction_units",
+            "path": "./artifacts/instruction_units/manifest.json",
+            "problem": "version",
+            "detail": "7",
+            "known": 2,
+        },
+    )
+
+    def _sections(self) -> Iterator[Any]:
+        yield Bilingual("File", "File"), self.path
+        yield _H.PROBLEM, self._PROBLEMS[self.problem]
+        yield _H.FIX, self._FIXES.get(self.problem, self._DAMAGED_FIX)
+
+
 __all__ = [
     "LANGUAGES",
     "MappingError",

@@ -44,12 +44,11 @@ from mintdim.pipelines.unit_build.output.deep_verify import deep_check
 from mintdim.pipelines.unit_build.output.dir import (
     AUDIT_FILES,
     EMPTY_UNIT,
-    UNIT_BUILD_FAILED,
     empty_unit_text,
 )
 from mintdim.pipelines.unit_build.output.duplicate_index import DuplicateTracker
+from mintdim.pipelines.unit_build.output.reader import require_build
 from mintdim.pipelines.unit_build.units.shard_writer import shard_path, unit_dir_name
-from mintdim.shared.errors import NotABuildError
 from mintdim.shared.lang import Bilingual
 
 __all__ = ["Failure", "VerifyReport", "require_build", "verify_build"]
@@ -318,24 +317,6 @@ def verify_build(directory: str | Path, *, deep: bool = False) -> VerifyReport:
         else:
             report.skipped = "deep"
     return report
-
-
-def require_build(directory: str | Path) -> Path:
-    """The build's path; ``NotABuildError`` (saying why) when no finished build is there."""
-    root = Path(directory)
-    if not (root / manifest.FILENAME).is_file():
-        raise NotABuildError(directory=str(directory), reason=_not_a_build_reason(root))
-    return root
-
-
-def _not_a_build_reason(root: Path) -> str:
-    if not root.exists():
-        return "missing"
-    if not root.is_dir():
-        return "not_directory"
-    if any(root.glob(f"*/{UNIT_BUILD_FAILED}")):
-        return "failed"
-    return "no_manifest"
 
 
 # ---------------------------------------------------------------------------
