@@ -226,7 +226,9 @@ def _sample(build: UnitBuild, sample_id: int) -> None:
 def _decoded(build: UnitBuild, tokens: list[int]) -> str:
     tokenizer = build.manifest["tokenizer"]
     path = tokenizer["path"]
-    spec = TokenizerSpec(kind=tokenizer["type"], path=path, abs_path=str(resolve(path)))
+    spec = TokenizerSpec(
+        kind=tokenizer["type"], path=path, abs_path=str(resolve(path, "manifest tokenizer.path"))
+    )
     if not Path(spec.abs_path).is_file():
         return _T["no_tokenizer"].render(reason=f"{path} not found from {Path.cwd()}")
     try:

@@ -68,6 +68,17 @@ def error_classes() -> tuple[type[MintDimError], ...]:
     return tuple(_REGISTRY)
 
 
+def current_directory() -> str:
+    """The working directory; when it was deleted, its former path and " (deleted)", never a crash."""
+    try:
+        return os.getcwd()
+    except FileNotFoundError:
+        try:  # Linux keeps the deleted directory's path, marked " (deleted)"
+            return os.readlink("/proc/self/cwd")
+        except OSError:
+            return f"{os.environ.get('PWD', '?')} (deleted)"
+
+
 def format_location(file: str, line: int) -> str:
     """Return ``file:line`` with the path exactly as the user declared it."""
     return f"{file}:{line}"
@@ -342,7 +353,7 @@ class MintDimFileNotFoundError(MintDimError, FileNotFoundError):
 
     def _check(self) -> None:
         if self.cwd is None:
-            self.cwd = os.getcwd()
+            self.cwd = current_directory()
 
     def _exception_args(self) -> tuple[object, ...]:
         return (errno.ENOENT, os.strerror(errno.ENOENT), self.path)
@@ -878,6 +889,14 @@ class UnitValidationError(MintDimError, ValueError):
             "must be a list of positive integers (one shared, or one per file)",
             "phải là list các số nguyên dương (một giá trị dùng chung, hoặc mỗi file một giá trị)",
         ),
+        "too_large": Bilingual(
+            "must be at most 16,777,216 (2**24): every sample of a unit is stored as unit_size "
+            "slots, so one record of a larger unit would take more than 64 MiB, far beyond any "
+            "model's context",
+            "phải nhỏ hơn hoặc bằng 16,777,216 (2**24): mỗi mẫu của một unit được lưu thành "
+            "unit_size ô, nên một bản ghi của unit lớn hơn sẽ chiếm hơn 64 MiB, vượt xa ngữ cảnh "
+            "của mọi mô hình",
+        ),
     }
 
     key: str
@@ -885,7 +904,10 @@ class UnitValidationError(MintDimError, ValueError):
     rule: str = _choice(_PROBLEMS)
 
     summary = Bilingual("Invalid unit config.", "Unit config không hợp lệ.")
-    examples = ({"key": "units.sizes[0][1]", "value": 128, "rule": "ascending"},)
+    examples = (
+        {"key": "units.sizes[0][1]", "value": 128, "rule": "ascending"},
+        {"key": "units.sizes[0][3]", "value": 2**40, "rule": "too_large"},
+    )
 
     _RULES = Bilingual(
         "- sizes must be positive integers\n- sizes must be sorted ascending\n"
@@ -1802,6 +1824,67 @@ class SweepOutputError(MintDimError, FileExistsError):
         )
 
 
+class PathError(MintDimError, ValueError):
+    """Raised when a declared path cannot name a file on this system at all."""
+
+    _PROBLEMS: ClassVar[dict[str, Bilingual]] = {
+        "nul": Bilingual(
+            "it contains a NUL character (\\x00), which no file name can hold",
+            "nó chứa ký tự NUL (\\x00), không tên file nào chứa được",
+        ),
+        "unencodable": Bilingual(
+            "it holds a character the file system encoding cannot store (a lone surrogate such "
+            "as \\ud800): {detail}",
+            "nó chứa ký tự mà bảng mã của hệ thống file không lưu được (một surrogate đơn lẻ "
+            "như \\ud800): {detail}",
+        ),
+        "component_too_long": Bilingual(
+            "the name {detail!r} is longer than 255 bytes, the limit of one file or directory name",
+            "tên {detail!r} dài hơn 255 byte, giới hạn của một tên file hoặc thư mục",
+        ),
+        "too_long": Bilingual(
+            "the whole path is {detail} bytes, at or above the system limit of 4096",
+            "cả đường dẫn dài {detail} byte, bằng hoặc vượt giới hạn 4096 của hệ thống",
+        ),
+        "cwd_gone": Bilingual(
+            "it is relative, and the current directory no longer exists: {detail}",
+            "đây là đường dẫn tương đối, và thư mục hiện tại không còn tồn tại: {detail}",
+        ),
+    }
+
+    key: str
+    path: str
+    problem: str = _choice(_PROBLEMS)
+    detail: str = ""
+
+    summary = Bilingual(
+        "A declared path cannot name a file.", "Một đường dẫn đã khai báo không thể là tên file."
+    )
+    examples = (
+        {"key": "output.dir[0]", "path": "./out\x00", "problem": "nul"},
+        {
+            "key": "source.files[0]",
+            "path": "data.jsonl",
+            "problem": "cwd_gone",
+            "detail": "/tmp/job (deleted)",
+        },
+    )
+
+    def _sections(self) -> Iterator[Any]:
+        yield Bilingual("Key", "Khóa"), self.key
+        yield Bilingual("Path", "Đường dẫn"), ascii(self.path)
+        yield _H.PROBLEM, self._PROBLEMS[self.problem]
+        yield (
+            _H.FIX,
+            Bilingual(
+                "give a path of printable characters, each name at most 255 bytes; run from an "
+                "existing directory or give an absolute path",
+                "hãy đưa đường dẫn gồm các ký tự in được, mỗi tên tối đa 255 byte; chạy từ một "
+                "thư mục đang tồn tại hoặc dùng đường dẫn tuyệt đối",
+            ),
+        )
+
+
 class InputChangedError(MintDimError, RuntimeError):
     """Raised at the end of a build when an input file changed, or went, while it was read."""
 
@@ -2087,6 +2170,7 @@ __all__ = [
     "LANGUAGES",
     "MappingError",
     "MintDimError",
+    "current_directory",
     "error_classes",
     "format_location",
     "get_language",

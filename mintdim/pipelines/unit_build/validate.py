@@ -49,10 +49,11 @@ def validate(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpec, En
         units = [((), batch) for batch in build_batches(config.build_batch, count)]
     dirs = output_validate.output_dirs(config.output_dir, count)
     shard_sizes = output_validate.samples_per_shard(config.samples_per_shard, count)
+    places = [same_place_key(spec.abs_path, "tokenizer.path") for spec in tokenizers]
     settings = [
         {
             # Two spellings of one tokenizer file are one tokenizer.
-            "tokenizer": f"{tokenizers[i].kind}: {same_place_key(tokenizers[i].abs_path)}",
+            "tokenizer": f"{tokenizers[i].kind}: {places[i]}",
             "units.sizes": "auto" if auto else str(list(units[i][0])),
             "output.samples_per_shard": str(shard_sizes[i]),
         }
@@ -69,7 +70,7 @@ def validate(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpec, En
     outputs = tuple(
         OutputPlan(
             path=dirs[members[0]],
-            abs_path=str(resolve(dirs[members[0]])),
+            abs_path=str(resolve(dirs[members[0]], "output.dir")),
             tokenizer=tokenizers[members[0]],
             info=_info(encoders[tokenizers[members[0]]]),
             sizes=units[members[0]][0],

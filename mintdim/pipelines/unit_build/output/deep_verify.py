@@ -53,7 +53,7 @@ def deep_check(root: Path, content: dict, report: VerifyReport) -> None:
         plan = FilePlan(
             index=index,
             path=path,
-            abs_path=str(resolve(path)),
+            abs_path=str(resolve(path, f"manifest source.files[{index}]")),
             fields=tuple(source["fields"][index]),
             template=parse_template(source["templates"][index], index),
             tokenizer=encoder.spec,
@@ -79,7 +79,9 @@ def deep_check(root: Path, content: dict, report: VerifyReport) -> None:
 def _encoder(content: dict, report: VerifyReport) -> Encoder | None:
     tokenizer = content["tokenizer"]
     spec = TokenizerSpec(
-        kind=tokenizer["type"], path=tokenizer["path"], abs_path=str(resolve(tokenizer["path"]))
+        kind=tokenizer["type"],
+        path=tokenizer["path"],
+        abs_path=str(resolve(tokenizer["path"], "manifest tokenizer.path")),
     )
     if not Path(spec.abs_path).is_file():
         report.add("deep", spec.path, "deep_input_missing")

@@ -60,8 +60,8 @@ def source_schemas(
 def check_files_exist(files: list[str]) -> list[str]:
     """Absolute paths of the input files, or ``MintDimFileNotFoundError`` for the first absent one."""
     resolved = []
-    for path in files:
-        absolute = resolve(path)
+    for index, path in enumerate(files):
+        absolute = resolve(path, f"source.files[{index}]")
         if not absolute.is_file():
             raise MintDimFileNotFoundError(context="source", path=path)
         resolved.append(str(absolute))

@@ -66,7 +66,7 @@ def tokenizer_spec(config: object, kind: TokenizerKind, index: int) -> Tokenizer
         )
     if not path.lower().endswith(_EXTENSIONS[kind]):
         raise TokenizerValidationError.unsupported_format(index=index, path=path, method=kind)
-    abs_path = resolve(path)
+    abs_path = resolve(path, f"tokenizer[{index}].path")
     if not abs_path.is_file():
         raise MintDimFileNotFoundError(context="tokenizer", path=path)
     return TokenizerSpec(kind=kind, path=path, abs_path=str(abs_path))

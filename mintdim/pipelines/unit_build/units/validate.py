@@ -1,5 +1,6 @@
-"""Unit checks: sizes are non-empty, positive, strictly ascending lists; build_batch positive ints;
-the exact planner's options (count or unit_cost, align, max_size, cost, the token counts)."""
+"""Unit checks: sizes are non-empty, strictly ascending lists of positive ints up to MAX_UNIT_SIZE;
+build_batch positive ints; the exact planner's options (count or unit_cost, align, max_size,
+cost, the token counts)."""
 
 from __future__ import annotations
 
@@ -14,12 +15,18 @@ from mintdim.shared.errors import UnitMappingError, UnitPlanError, UnitValidatio
 __all__ = [
     "AUTO_COUNT",
     "COSTS",
+    "MAX_UNIT_SIZE",
     "auto_units",
     "build_batches",
     "plan_options",
     "token_counts",
     "unit_settings",
 ]
+
+MAX_UNIT_SIZE = 1 << 24
+"""Largest unit size: a record holds unit_size slots, so 2**24 is already 64 MiB per uint32
+sample, and no model has a context that long. Far larger values (2**40) would otherwise pass
+validation and fail in numpy once the output directory exists."""
 
 COSTS = ("tokens", "attention")
 """What a slot of a unit of size u costs in a plan: 1 (``tokens``) or u (``attention``)."""
@@ -45,6 +52,8 @@ def unit_settings(
             raise UnitValidationError(key=key, value=entry, rule="non_empty")
         for j, size in enumerate(entry):
             _positive_int(size, f"{key}[{j}]")
+            if size > MAX_UNIT_SIZE:
+                raise UnitValidationError(key=f"{key}[{j}]", value=size, rule="too_large")
         for j in range(1, len(entry)):
             if entry[j] <= entry[j - 1]:
                 raise UnitValidationError(key=f"{key}[{j}]", value=entry[j], rule="ascending")
