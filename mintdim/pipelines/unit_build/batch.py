@@ -1,4 +1,5 @@
-"""One batch, start to end of the expensive part: parse -> render -> hash -> encode -> assign -> pad.
+"""One batch, start to end of the expensive part: parse -> render -> hash -> encode -> (parity
+guard) -> assign -> pad.
 
 This is the work a worker process does (or the main process, with one worker); a scan does
 only parse -> render -> encode and keeps the counts (``BatchCounter``). It returns
@@ -21,9 +22,15 @@ from mintdim.pipelines.unit_build.contracts import BuildPlan, TokenizerSpec
 from mintdim.pipelines.unit_build.output.sample_index import sample_parts
 from mintdim.pipelines.unit_build.output.unk_index import unk_part
 from mintdim.pipelines.unit_build.source.jsonl import ParsedLines, RawBatch, parse_lines
-from mintdim.pipelines.unit_build.tokenizer import Encoder, load_encoder
+from mintdim.pipelines.unit_build.tokenizer import Encoder, load_encoder, parity
+from mintdim.pipelines.unit_build.tokenizer.fast import FastEncoder
 from mintdim.pipelines.unit_build.units.planner import assign_units, first_overflow, padded_rows
-from mintdim.shared.errors import MintDimError, TokenizerEncodeError, UnitOverflowError
+from mintdim.shared.errors import (
+    MintDimError,
+    TokenizerEncodeError,
+    TokenizerParityError,
+    UnitOverflowError,
+)
 
 __all__ = ["BatchCounter", "BatchEncoder", "CountedBatch", "EncodedBatch"]
 
@@ -49,6 +56,8 @@ class EncodedBatch:
     unk_parts: list[tuple[int, str]]
     """(sample position in batch, ``unk_index.unk_part``) for the samples with UNK."""
     unk_tokens: int
+    parity_rows: int
+    """Rows the parity guard re-encoded with the reference library (0 for the reference engine)."""
     error: MintDimError | None
     """The first failing sample's error; samples before it are still reported."""
 
@@ -99,17 +108,23 @@ class _Tokenizing:
 
 
 class BatchCounter(_Tokenizing):
-    """A scan's work per batch: parse -> render -> encode, exactly as a build does, then count."""
+    """A scan's work per batch: parse -> render -> encode (-> parity guard), exactly as a build
+    does, then count."""
 
     def __call__(self, raw: RawBatch) -> CountedBatch:
         """Count one raw batch (the function workers run)."""
         file = self.plan.files[raw.file_index]
         parsed = parse_lines(raw, file)
         utf8 = [text.encode("utf-8") for text in parsed.texts]
-        _, lengths = _encode(self._encoder(file.tokenizer), parsed, utf8, file.path)
-        return CountedBatch(
-            raw.file_index, len(raw.data) + 1, lengths, parsed.line_numbers, parsed.error
-        )
+        encoder = self._encoder(file.tokenizer)
+        flat, lengths = _encode(encoder, parsed, utf8, file.path)
+        # A fast engine is held to the reference library here exactly as in a build.
+        _, mismatch = _parity(encoder, raw, parsed, utf8, flat, lengths, file.path)
+        lines, error = parsed.line_numbers, parsed.error
+        if mismatch is not None:
+            keep, error = mismatch
+            lengths, lines = lengths[:keep], lines[:keep]
+        return CountedBatch(raw.file_index, len(raw.data) + 1, lengths, lines, error)
 
 
 class BatchEncoder(_Tokenizing):
@@ -127,6 +142,7 @@ class BatchEncoder(_Tokenizing):
         parsed = parse_lines(raw, file)
         utf8 = [text.encode("utf-8") for text in parsed.texts]
         flat, lengths = _encode(encoder, parsed, utf8, file.path)
+        checked, mismatch = _parity(encoder, raw, parsed, utf8, flat, lengths, file.path)
         sizes = np.asarray(file.sizes, dtype=np.int64)
         units = assign_units(lengths, sizes)
         error = parsed.error
@@ -138,6 +154,9 @@ class BatchEncoder(_Tokenizing):
                 token_count=int(lengths[keep]),
                 max_unit_size=int(sizes[-1]),
             )
+        if mismatch is not None and (keep is None or mismatch[0] < keep):
+            keep, error = mismatch
+        if keep is not None:
             utf8, lengths, units = utf8[:keep], lengths[:keep], units[:keep]
             flat = flat[: int(lengths.sum())]
         lines = parsed.line_numbers[: len(utf8)]
@@ -163,6 +182,7 @@ class BatchEncoder(_Tokenizing):
             index_parts=index_parts,
             unk_parts=unk_parts,
             unk_tokens=unk_tokens,
+            parity_rows=checked,
             error=error,
         )
 
@@ -183,6 +203,38 @@ def _encode(
         raise TokenizerEncodeError(
             file=file, line=parsed.line_numbers[0], path=encoder.spec.path, detail=str(err)
         ) from err
+
+
+def _parity(
+    encoder: Encoder,
+    raw: RawBatch,
+    parsed: ParsedLines,
+    utf8: list[bytes],
+    flat: np.ndarray,
+    lengths: np.ndarray,
+    file: str,
+) -> tuple[int, tuple[int, TokenizerParityError] | None]:
+    """The parity guard during the build (tokenizer/parity.py): ``(rows checked, (position of
+    the first row whose ids differ, its error) or None)``."""
+    if not isinstance(encoder, FastEncoder):
+        return 0, None
+    rows = parity.build_rows(len(utf8), first_batch=raw.first_line == 1).tolist()
+    ends = np.cumsum(lengths)
+    sampled = (
+        np.concatenate([flat[ends[r] - lengths[r] : ends[r]] for r in rows]) if rows else flat[:0],
+        lengths[rows],
+    )
+    error = parity.check(
+        encoder,
+        [parsed.texts[r] for r in rows],
+        [utf8[r] for r in rows],
+        sampled,
+        [(file, parsed.line_numbers[r]) for r in rows],
+        "build",
+    )
+    if error is None:
+        return len(rows), None
+    return len(rows), (parsed.line_numbers.index(error.line), error)
 
 
 def _unk_parts(

@@ -24,8 +24,10 @@ from mintdim.pipelines.unit_build.output import durable
 from mintdim.pipelines.unit_build.output import validate as output_validate
 from mintdim.pipelines.unit_build.rules import per_file
 from mintdim.pipelines.unit_build.source import validate as source_validate
-from mintdim.pipelines.unit_build.tokenizer import Encoder, load_encoder
+from mintdim.pipelines.unit_build.source.jsonl import RawBatch, parse_lines, read_raw_batches
+from mintdim.pipelines.unit_build.tokenizer import Encoder, parity
 from mintdim.pipelines.unit_build.tokenizer import validate as tokenizer_validate
+from mintdim.pipelines.unit_build.tokenizer.fast import FastEncoder
 from mintdim.pipelines.unit_build.units.validate import auto_units, build_batches, unit_settings
 from mintdim.shared.errors import PipelineValidationError, TokenizerMappingError
 from mintdim.shared.paths import resolve, same_place_key
@@ -64,15 +66,19 @@ def validate(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpec, En
     output_validate.check_directories_usable([dirs[members[0]] for members in groups])
 
     output_of = {i: g for g, members in enumerate(groups) for i in members}
-    file_plans, encoders = _file_plans(
+    file_plans, encoders, fallbacks = _file_plans(
         files, absolute, schemas, tokenizers, units, lambda i: output_of[i]
     )
+    infos = {
+        spec: _info(encoder, fallbacks[spec], _parity(encoder, file_plans))
+        for spec, encoder in encoders.items()
+    }
     outputs = tuple(
         OutputPlan(
             path=dirs[members[0]],
             abs_path=str(resolve(dirs[members[0]], "output.dir")),
-            tokenizer=tokenizers[members[0]],
-            info=_info(encoders[tokenizers[members[0]]]),
+            tokenizer=file_plans[members[0]].tokenizer,
+            info=infos[file_plans[members[0]].tokenizer],
             sizes=units[members[0]][0],
             samples_per_shard=shard_sizes[members[0]],
             file_indexes=tuple(members),
@@ -94,9 +100,11 @@ def validate_scan(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpe
     declared = [SCAN_BUILD_BATCH] if config.build_batch is None else config.build_batch
     batches = build_batches(declared, count)
     absolute = source_validate.check_files_exist(files)
-    file_plans, encoders = _file_plans(
+    file_plans, encoders, _ = _file_plans(
         files, absolute, schemas, tokenizers, [((), b) for b in batches], lambda i: None
     )
+    for encoder in encoders.values():
+        _parity(encoder, file_plans)  # a fast engine must match the reference before a scan too
     return BuildPlan(files=file_plans, outputs=()), encoders
 
 
@@ -118,9 +126,12 @@ def _file_plans(
     tokenizers: list[TokenizerSpec],
     units: list[tuple[tuple[int, ...], int]],
     output_of: Callable[[int], int | None],
-) -> tuple[tuple[FilePlan, ...], dict[TokenizerSpec, Encoder]]:
-    """Load each tokenizer once, check every template against it, and plan each file."""
-    encoders = {spec: load_encoder(spec) for spec in dict.fromkeys(tokenizers)}
+) -> tuple[tuple[FilePlan, ...], dict[TokenizerSpec, Encoder], dict[TokenizerSpec, str | None]]:
+    """Load each tokenizer once (with its engine), check every template against it, and plan
+    each file; also each loaded tokenizer's engine fallback, if any."""
+    loaded = {spec: tokenizer_validate.load_with_engine(spec) for spec in dict.fromkeys(tokenizers)}
+    tokenizers = [loaded[spec][0] for spec in tokenizers]
+    encoders = {spec: encoder for spec, encoder, _ in loaded.values()}
     file_plans = tuple(
         FilePlan(
             index=i,
@@ -137,7 +148,7 @@ def _file_plans(
     )
     for (spec, template), indexes in _files_by_template(file_plans).items():
         tokenizer_validate.check_template_literals(encoders[spec], template, indexes)
-    return file_plans, encoders
+    return file_plans, encoders, {spec: fallback for spec, _, fallback in loaded.values()}
 
 
 def _files_by_template(
@@ -158,7 +169,7 @@ def _tokenizer_specs(config: UnitBuildConfig, count: int) -> list[TokenizerSpec]
     return [tokenizer_validate.tokenizer_spec(cfg, config.tokenizer_kind, i) for i, cfg in entries]
 
 
-def _info(encoder: Encoder) -> TokenizerInfo:
+def _info(encoder: Encoder, fallback: str | None, parity_texts: int) -> TokenizerInfo:
     return TokenizerInfo(
         vocab_size=encoder.vocab_size,
         unk_id=encoder.unk_id,
@@ -167,4 +178,31 @@ def _info(encoder: Encoder) -> TokenizerInfo:
         pad_source=encoder.pad_source,
         token_dtype=tokenizer_validate.check_vocab(encoder),
         file_sha256=durable.file_sha256(Path(encoder.spec.abs_path)),
+        engine=encoder.engine,
+        engine_version=encoder.engine_version,
+        reference_version=getattr(encoder, "reference", encoder).engine_version,
+        engine_fallback=fallback,
+        parity_texts=parity_texts,
     )
+
+
+def _parity(encoder: Encoder, files: tuple[FilePlan, ...]) -> int:
+    """The parity guard at validation (tokenizer/parity.py): the parity corpus, then the first
+    batch of every file this fast encoder reads. Returns the number of texts compared."""
+    if not isinstance(encoder, FastEncoder):
+        return 0
+    where, texts = [], []
+    for file, line, text in parity.corpus():
+        where.append((file, line))
+        texts.append(text)
+    stages = ["parity_corpus"] * len(texts)
+    for plan in files:
+        if plan.tokenizer == encoder.spec:
+            first = parse_lines(next(read_raw_batches(plan), RawBatch(plan.index, 1, b"")), plan)
+            where += [(plan.path, line) for line in first.line_numbers]
+            texts += first.texts
+            stages += ["first_batch"] * len(first.texts)
+    error = parity.check(encoder, texts, [t.encode("utf-8") for t in texts], None, where, stages)
+    if error is not None:
+        raise error
+    return len(texts)
