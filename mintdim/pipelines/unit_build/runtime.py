@@ -35,6 +35,7 @@ from mintdim.pipelines.unit_build.source.jsonl import (
 )
 from mintdim.pipelines.unit_build.tokenizer import Encoder
 from mintdim.pipelines.unit_build.workers import encode_in_order
+from mintdim.shared.errors import MintDimError
 from mintdim.shared.signals import StopSignal, stop_signals_ignored
 
 __all__ = ["run_build"]
@@ -63,7 +64,10 @@ def run_build(
         failure = stop.error() if isinstance(error, KeyboardInterrupt) else error
         with stop_signals_ignored():
             for output in outputs:
-                output.fail(failure)
+                output.fail(failure)  # a completed output stays complete and unmarked
+        completed = tuple(output.plan.path for output in outputs if output.complete)
+        if completed and isinstance(failure, MintDimError):
+            failure.completed_outputs = completed
         if failure is not error:
             raise failure from None  # where the signal landed is no news to the user
         raise
