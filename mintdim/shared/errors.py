@@ -267,7 +267,7 @@ class MintDimError(Exception):
     def _check(self) -> None:
         """Validate or complete facts after they are set (the default: nothing to do)."""
 
-    completed_outputs: tuple[str, ...] = ()
+    completed_outputs: ClassVar[tuple[str, ...]] = ()
     """Output directories of the same build that had completed before this error: finished,
     verified builds that were kept as they are (set by the build, shown in the message)."""
 
