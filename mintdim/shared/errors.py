@@ -509,6 +509,10 @@ class TokenizerValidationError(MintDimError, ValueError):
             "tokenizer config has unknown keys: {got!r}. {tail}",
             "config tokenizer có key không hợp lệ: {got!r}. {tail}",
         ),
+        "bad_option": Bilingual(
+            "tokenizer config key {option} has an invalid value: {got!r}.",
+            "key {option} trong config tokenizer có giá trị không hợp lệ: {got!r}.",
+        ),
     }
     _METHODS: ClassVar[dict[str, str]] = {"sentencepiece": ".model", "hf_json": ".json"}
 
@@ -518,9 +522,17 @@ class TokenizerValidationError(MintDimError, ValueError):
     path: str | None = None
     method: str | None = None
     got: object = None
+    option: str | None = None
 
     examples = (
         {"component": "config", "problem": "unknown_keys", "index": 0, "got": ["pad_id"]},
+        {
+            "component": "config",
+            "problem": "bad_option",
+            "index": 0,
+            "got": "turbo",
+            "option": "engine",
+        },
         {
             "component": "format",
             "problem": "unsupported_format",
@@ -551,6 +563,11 @@ class TokenizerValidationError(MintDimError, ValueError):
         return cls(component="config", problem=problem, index=index, got=got)
 
     @classmethod
+    def bad_option(cls, *, index: int, key: str, got: object) -> TokenizerValidationError:
+        """Tokenizer config ``index`` gives option ``key`` a value it cannot take."""
+        return cls(component="config", problem="bad_option", index=index, got=got, option=key)
+
+    @classmethod
     def unsupported_format(cls, *, index: int, path: str, method: str) -> TokenizerValidationError:
         """Tokenizer ``index`` at ``path`` is not a file ``method`` can load."""
         return cls(
@@ -570,7 +587,9 @@ class TokenizerValidationError(MintDimError, ValueError):
             tail = (
                 self._SPECIAL
                 if special
-                else Bilingual("The only allowed key is path.", "Key duy nhất được phép là path.")
+                else Bilingual(
+                    "The allowed keys are path and engine.", "Các key được phép: path và engine."
+                )
             )
             yield _H.PROBLEM, _say(self._CONFIG_PROBLEMS[self.problem], tail=tail)
             yield (
@@ -610,6 +629,16 @@ class TokenizerValidationError(MintDimError, ValueError):
             ]
             yield _H.METHOD, expects, *use_other
         yield _H.TOKENIZER_INDEX, self.index
+        if self.component == "config":
+            yield (
+                Bilingual("Options", "Tùy chọn"),
+                Bilingual(
+                    '- engine: "reference" (the default: the tokenizer\'s own library) or "fast" '
+                    "(gigatoken, parity-checked against the reference while it runs)",
+                    '- engine: "reference" (mặc định: thư viện của chính tokenizer) hoặc "fast" '
+                    "(gigatoken, được đối chiếu với engine tham chiếu trong lúc chạy)",
+                ),
+            )
 
 
 class TokenizerSpecialTokenError(MintDimError, ValueError):
@@ -1342,6 +1371,93 @@ class TokenizerEncodeError(MintDimError, RuntimeError):
                 "MintDim never skips or truncates a sample",
                 "kiểm tra nội dung mẫu này, hoặc dùng tokenizer tokenize được nó; "
                 "MintDim không bao giờ bỏ qua hay cắt bớt mẫu",
+            ),
+        )
+
+
+class TokenizerParityError(MintDimError, RuntimeError):
+    """Raised when the fast engine's ids for a text differ from the reference library's.
+
+    The parity guard compares them at validation (the bundled parity corpus and the first batch
+    of each file) and during the build (a deterministic sample of rows); the build stops at the
+    first difference and writes no manifest.
+    """
+
+    _FOUND: ClassVar[dict[str, Bilingual]] = {
+        "parity_corpus": Bilingual(
+            "at validation, in MintDim's bundled parity corpus",
+            "khi kiểm tra cấu hình, trong bộ văn bản đối chiếu đi kèm MintDim",
+        ),
+        "first_batch": Bilingual(
+            "at validation, in the first batch of your data",
+            "khi kiểm tra cấu hình, trong batch đầu tiên của dữ liệu của bạn",
+        ),
+        "build": Bilingual(
+            "during the build, in a row re-encoded by the reference library",
+            "trong lúc build, ở một dòng được thư viện tham chiếu tokenize lại",
+        ),
+    }
+
+    stage: str = _choice(_FOUND)
+    file: str
+    line: int
+    path: str
+    engine_version: str
+    position: int
+    """Index of the first token that differs (or where one sequence ends)."""
+    window_start: int
+    """Index of the first token shown in ``reference`` and ``fast``."""
+    reference: list[int]
+    fast: list[int]
+
+    summary = Bilingual(
+        "The fast engine's token ids differ from the reference library's.",
+        "Token id của engine nhanh khác với thư viện tham chiếu.",
+    )
+    examples = (
+        {
+            "stage": "build",
+            "file": "./data/alpaca.jsonl",
+            "line": 18291,
+            "path": "./tokenizer/tokenizer.json",
+            "engine_version": "gigatoken 0.10.0",
+            "position": 7,
+            "window_start": 0,
+            "reference": [1212, 318, 257, 1332, 13, 198, 198, 21017, 220, 50256],
+            "fast": [1212, 318, 257, 1332, 13, 198, 198, 50256, 220, 50256],
+        },
+    )
+
+    def _sections(self) -> Iterator[Any]:
+        yield _H.SAMPLE, format_location(self.file, self.line)
+        yield "Tokenizer", self.path
+        yield Bilingual("Found", "Phát hiện"), self._FOUND[self.stage]
+        yield (
+            Bilingual("First difference", "Khác biệt đầu tiên"),
+            Bilingual("token {position}", "token thứ {position}"),
+        )
+        shown = Bilingual("from token {window_start}: {ids}", "từ token thứ {window_start}: {ids}")
+        yield (
+            Bilingual("Reference library", "Thư viện tham chiếu"),
+            _say(shown, ids=self.reference),
+        )
+        yield (
+            Bilingual("Fast engine ({engine_version})", "Engine nhanh ({engine_version})"),
+            _say(shown, ids=self.fast),
+        )
+        yield (
+            _H.FIX,
+            Bilingual(
+                '- switch to the reference engine: {{"path": ..., "engine": "reference"}} in '
+                "Python, tokenizer.engine=reference with the runner (or leave engine out: "
+                "reference is the default)\n"
+                "- nothing was finished: no manifest.json was written\n"
+                "- please report this sample with the tokenizer file and the engine version",
+                '- chuyển sang engine tham chiếu: {{"path": ..., "engine": "reference"}} trong '
+                "Python, tokenizer.engine=reference với runner (hoặc bỏ key engine: mặc định là "
+                "reference)\n"
+                "- chưa có gì hoàn tất: manifest.json không được ghi\n"
+                "- hãy báo lại mẫu này kèm file tokenizer và phiên bản engine",
             ),
         )
 

@@ -527,7 +527,7 @@ def test_source_parse_detail_goes_under_reason():
     ("got", "tail"),
     [
         (["pad_id"], "unk_id and pad_id are loaded from the tokenizer library."),
-        (["vocab"], "The only allowed key is path."),
+        (["vocab"], "The allowed keys are path and engine."),
     ],
 )
 def test_tokenizer_unknown_keys_explain_special_tokens_only_when_declared(got, tail):

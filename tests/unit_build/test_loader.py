@@ -322,6 +322,10 @@ def test_a_state_from_other_options_is_refused_naming_the_difference(sp_build, h
     assert caught.value.key == "builds"
     with pytest.raises(LoaderStateError):
         open_build(out).loader(batch_size=8, seed=1, state={"position": 3})
+    batches = len(open_build(out).loader(batch_size=8, seed=1))
+    with pytest.raises(LoaderStateError) as caught:
+        open_build(out).loader(batch_size=8, seed=1, state={**state, "position": batches + 1})
+    assert caught.value.key == "position" and caught.value.current == batches
 
 
 # ---------------------------------------------------------------------------

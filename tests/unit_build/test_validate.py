@@ -631,8 +631,8 @@ def test_declared_pad_id_matches_the_catalogue(cwd, sp_model):
             {"path": "PATH", "vocab": "x"},
             "unknown_keys",
             ["vocab"],
-            "tokenizer config has unknown keys: ['vocab']. The only allowed key is path.",
-            "config tokenizer có key không hợp lệ: ['vocab']. Key duy nhất được phép là path.",
+            "tokenizer config has unknown keys: ['vocab']. The allowed keys are path and engine.",
+            "config tokenizer có key không hợp lệ: ['vocab']. Các key được phép: path và engine.",
         ),
     ],
 )

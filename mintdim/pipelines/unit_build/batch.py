@@ -1,4 +1,5 @@
-"""One batch, start to end of the expensive part: parse -> render -> hash -> encode -> assign -> pad.
+"""One batch, start to end of the expensive part: parse -> render -> hash -> encode -> (parity
+guard) -> assign -> pad.
 
 This is the work a worker process does (or the main process, with one worker). It returns
 everything the writer needs in bulk form, including pre-formatted index fragments, so the main
@@ -20,9 +21,15 @@ from mintdim.pipelines.unit_build.contracts import BuildPlan, TokenizerSpec
 from mintdim.pipelines.unit_build.output.sample_index import sample_parts
 from mintdim.pipelines.unit_build.output.unk_index import unk_part
 from mintdim.pipelines.unit_build.source.jsonl import ParsedLines, RawBatch, parse_lines
-from mintdim.pipelines.unit_build.tokenizer import Encoder, load_encoder
+from mintdim.pipelines.unit_build.tokenizer import Encoder, load_encoder, parity
+from mintdim.pipelines.unit_build.tokenizer.fast import FastEncoder
 from mintdim.pipelines.unit_build.units.planner import assign_units, first_overflow, padded_rows
-from mintdim.shared.errors import MintDimError, TokenizerEncodeError, UnitOverflowError
+from mintdim.shared.errors import (
+    MintDimError,
+    TokenizerEncodeError,
+    TokenizerParityError,
+    UnitOverflowError,
+)
 
 __all__ = ["BatchEncoder", "EncodedBatch"]
 
@@ -48,6 +55,8 @@ class EncodedBatch:
     unk_parts: list[tuple[int, str]]
     """(sample position in batch, ``unk_index.unk_part``) for the samples with UNK."""
     unk_tokens: int
+    parity_rows: int
+    """Rows the parity guard re-encoded with the reference library (0 for the reference engine)."""
     error: MintDimError | None
     """The first failing sample's error; samples before it are still reported."""
 
@@ -85,6 +94,7 @@ class BatchEncoder:
         parsed = parse_lines(raw, file)
         utf8 = [text.encode("utf-8") for text in parsed.texts]
         flat, lengths = _encode(encoder, parsed, utf8, file.path)
+        checked, mismatch = _parity(encoder, raw, parsed, utf8, flat, lengths, file.path)
         sizes = np.asarray(file.sizes, dtype=np.int64)
         units = assign_units(lengths, sizes)
         error = parsed.error
@@ -96,6 +106,9 @@ class BatchEncoder:
                 token_count=int(lengths[keep]),
                 max_unit_size=int(sizes[-1]),
             )
+        if mismatch is not None and (keep is None or mismatch[0] < keep):
+            keep, error = mismatch
+        if keep is not None:
             utf8, lengths, units = utf8[:keep], lengths[:keep], units[:keep]
             flat = flat[: int(lengths.sum())]
         lines = parsed.line_numbers[: len(utf8)]
@@ -121,6 +134,7 @@ class BatchEncoder:
             index_parts=index_parts,
             unk_parts=unk_parts,
             unk_tokens=unk_tokens,
+            parity_rows=checked,
             error=error,
         )
 
@@ -141,6 +155,38 @@ def _encode(
         raise TokenizerEncodeError(
             file=file, line=parsed.line_numbers[0], path=encoder.spec.path, detail=str(err)
         ) from err
+
+
+def _parity(
+    encoder: Encoder,
+    raw: RawBatch,
+    parsed: ParsedLines,
+    utf8: list[bytes],
+    flat: np.ndarray,
+    lengths: np.ndarray,
+    file: str,
+) -> tuple[int, tuple[int, TokenizerParityError] | None]:
+    """The parity guard during the build (tokenizer/parity.py): ``(rows checked, (position of
+    the first row whose ids differ, its error) or None)``."""
+    if not isinstance(encoder, FastEncoder):
+        return 0, None
+    rows = parity.build_rows(len(utf8), first_batch=raw.first_line == 1).tolist()
+    ends = np.cumsum(lengths)
+    sampled = (
+        np.concatenate([flat[ends[r] - lengths[r] : ends[r]] for r in rows]) if rows else flat[:0],
+        lengths[rows],
+    )
+    error = parity.check(
+        encoder,
+        [parsed.texts[r] for r in rows],
+        [utf8[r] for r in rows],
+        sampled,
+        [(file, parsed.line_numbers[r]) for r in rows],
+        "build",
+    )
+    if error is None:
+        return len(rows), None
+    return len(rows), (parsed.line_numbers.index(error.line), error)
 
 
 def _unk_parts(

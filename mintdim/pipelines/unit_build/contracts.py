@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mintdim.shared.types import TokenizerKind
+from mintdim.shared.types import Engine, TokenizerKind
 
 __all__ = [
     "BuildPlan",
@@ -93,6 +93,9 @@ class TokenizerSpec:
     """The path exactly as declared (written into the manifest)."""
     abs_path: str
     """The absolute path resolved from the current directory at validation time."""
+    engine: Engine = "reference"
+    """The engine that encodes: as declared, or ``reference`` when the fast one cannot run here
+    (validation decides, and says why once)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +116,16 @@ class TokenizerInfo:
     """``uint16`` or ``uint32``, chosen from ``vocab_size`` by ``token_dtype_for``."""
     file_sha256: str
     """SHA-256 of the tokenizer file, taken when it was loaded (recorded in the manifest)."""
+    engine: Engine = "reference"
+    """The engine that encodes (``TokenizerSpec.engine``)."""
+    engine_version: str = ""
+    """The encoding library and its version, e.g. ``tokenizers 0.23.3`` or ``gigatoken 0.10.0``."""
+    engine_fallback: str | None = None
+    """Why ``engine="fast"`` was declared but the reference engine runs (a reason code), or None."""
+    reference_version: str = ""
+    """The reference library and its version (the parity guard's judge with the fast engine)."""
+    parity_texts: int = 0
+    """Texts the parity guard compared at validation (the parity corpus and first batches)."""
 
     @property
     def dtype(self) -> np.dtype:

@@ -22,8 +22,10 @@ from mintdim.pipelines.unit_build.output import durable
 from mintdim.pipelines.unit_build.output import validate as output_validate
 from mintdim.pipelines.unit_build.rules import per_file
 from mintdim.pipelines.unit_build.source import validate as source_validate
-from mintdim.pipelines.unit_build.tokenizer import Encoder, load_encoder
+from mintdim.pipelines.unit_build.source.jsonl import RawBatch, parse_lines, read_raw_batches
+from mintdim.pipelines.unit_build.tokenizer import Encoder, parity
 from mintdim.pipelines.unit_build.tokenizer import validate as tokenizer_validate
+from mintdim.pipelines.unit_build.tokenizer.fast import FastEncoder
 from mintdim.pipelines.unit_build.units.validate import unit_settings
 from mintdim.shared.errors import PipelineValidationError, TokenizerMappingError
 from mintdim.shared.paths import resolve, same_place_key
@@ -57,8 +59,9 @@ def validate(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpec, En
     absolute = source_validate.check_files_exist(files)
     output_validate.check_directories_usable([dirs[members[0]] for members in groups])
 
-    encoders = {spec: load_encoder(spec) for spec in dict.fromkeys(tokenizers)}
-    infos = {spec: _info(encoder) for spec, encoder in encoders.items()}
+    loaded = {spec: tokenizer_validate.load_with_engine(spec) for spec in dict.fromkeys(tokenizers)}
+    tokenizers = [loaded[spec][0] for spec in tokenizers]
+    encoders = {spec: encoder for spec, encoder, _ in loaded.values()}
     output_of = {i: g for g, members in enumerate(groups) for i in members}
     file_plans = tuple(
         FilePlan(
@@ -76,6 +79,11 @@ def validate(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpec, En
     )
     for (spec, template), indexes in _files_by_template(file_plans).items():
         tokenizer_validate.check_template_literals(encoders[spec], template, indexes)
+    fallbacks = {spec: fallback for spec, _, fallback in loaded.values()}
+    infos = {
+        spec: _info(encoder, fallbacks[spec], _parity(encoder, file_plans))
+        for spec, encoder in encoders.items()
+    }
     outputs = tuple(
         OutputPlan(
             path=dirs[members[0]],
@@ -109,7 +117,7 @@ def _tokenizer_specs(config: UnitBuildConfig, count: int) -> list[TokenizerSpec]
     return [tokenizer_validate.tokenizer_spec(cfg, config.tokenizer_kind, i) for i, cfg in entries]
 
 
-def _info(encoder: Encoder) -> TokenizerInfo:
+def _info(encoder: Encoder, fallback: str | None, parity_texts: int) -> TokenizerInfo:
     return TokenizerInfo(
         vocab_size=encoder.vocab_size,
         unk_id=encoder.unk_id,
@@ -118,4 +126,31 @@ def _info(encoder: Encoder) -> TokenizerInfo:
         pad_source=encoder.pad_source,
         token_dtype=tokenizer_validate.check_vocab(encoder),
         file_sha256=durable.file_sha256(Path(encoder.spec.abs_path)),
+        engine=encoder.engine,
+        engine_version=encoder.engine_version,
+        reference_version=getattr(encoder, "reference", encoder).engine_version,
+        engine_fallback=fallback,
+        parity_texts=parity_texts,
     )
+
+
+def _parity(encoder: Encoder, files: tuple[FilePlan, ...]) -> int:
+    """The parity guard at validation (tokenizer/parity.py): the parity corpus, then the first
+    batch of every file this fast encoder reads. Returns the number of texts compared."""
+    if not isinstance(encoder, FastEncoder):
+        return 0
+    where, texts = [], []
+    for file, line, text in parity.corpus():
+        where.append((file, line))
+        texts.append(text)
+    stages = ["parity_corpus"] * len(texts)
+    for plan in files:
+        if plan.tokenizer == encoder.spec:
+            first = parse_lines(next(read_raw_batches(plan), RawBatch(plan.index, 1, b"")), plan)
+            where += [(plan.path, line) for line in first.line_numbers]
+            texts += first.texts
+            stages += ["first_batch"] * len(first.texts)
+    error = parity.check(encoder, texts, [t.encode("utf-8") for t in texts], None, where, stages)
+    if error is not None:
+        raise error
+    return len(texts)

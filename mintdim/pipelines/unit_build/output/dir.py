@@ -72,6 +72,7 @@ class OutputDirectory:
         self._duplicates = DuplicateTracker()
         self._stats = stats.StatsCounter(plan.sizes)
         self._sizes = np.asarray(plan.sizes, dtype=np.int64)
+        self._parity_rows = 0
         self.complete = False
         """True once the manifest is written: a finished build that nothing may mark failed."""
 
@@ -134,6 +135,7 @@ class OutputDirectory:
         self._unks.write(first_id, batch.unk_parts)
         self._duplicates.add(batch.digests)
         self._stats.add(batch.token_counts, batch.unit_indexes, batch.blank_lines, batch.unk_tokens)
+        self._parity_rows += batch.parity_rows
         self._next_id += batch.sample_count
 
     def finish(self, fingerprints: Mapping[int, InputFingerprint]) -> dict[str, object]:
@@ -182,6 +184,7 @@ class OutputDirectory:
                 shards,
                 indexes,
                 self._audit_digests(),
+                self._parity_rows,
             ),
         )
         return content
@@ -258,8 +261,9 @@ def _write_marker(unit_path: Path, text: bytes) -> None:
 
 
 def _failed_text(error: BaseException) -> str:
-    if isinstance(error, MintDimError):
-        message = Bilingual(en=error.message("en"), vi=error.message("vi"))
-    else:
-        message = f"{type(error).__name__}: {error}"
-    return FAILED_TEXT.both(message=message) + "\n"
+    if not isinstance(error, MintDimError):
+        return FAILED_TEXT.both(message=f"{type(error).__name__}: {error}") + "\n"
+    # Each language filled in with its own message as a plain value: a message may hold braces
+    # (a template, a JSON config), which a nested Bilingual would take for fields.
+    en, vi = (FAILED_TEXT.render(lang, message=error.message(lang)) for lang in ("en", "vi"))
+    return f"{en}\n\n{vi}\n"

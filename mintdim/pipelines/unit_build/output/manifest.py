@@ -36,14 +36,20 @@ def manifest(
     shards: Sequence[ShardRecord],
     unit_indexes: Sequence[ShardRecord],
     audit_files: Mapping[str, Mapping[str, object]],
+    parity_rows: int = 0,
 ) -> dict:
     """The sealed manifest of one finished output directory.
 
     ``files``: each input with its fingerprint as read. ``unit_indexes``: see
     output/unit_index.py. ``audit_files`` maps each index and summary file
-    name to its ``bytes`` and ``sha256``.
+    name to its ``bytes`` and ``sha256``. ``parity_rows``: rows the fast engine's parity guard
+    re-encoded during the build.
     """
     content = _content(output, files, shards, unit_indexes)
+    if output.tokenizer.engine == "fast" or output.info.engine_fallback is not None:
+        # Only a build that declared engine="fast" says so: a default build's manifest is
+        # unchanged by the engine option.
+        content["tokenizer"]["engine"] = _engine(output, parity_rows)
     content["audit_files"] = {name: dict(facts) for name, facts in audit_files.items()}
     content[SEAL] = _digest(content)
     return content
@@ -104,6 +110,29 @@ def _content(
         "hash": {"algorithm": "sha256", "of": "UTF-8 bytes of the rendered text"},
         "shards": _listing(shards),
         "unit_indexes": _listing(unit_indexes),
+    }
+
+
+def _engine(output: OutputPlan, parity_rows: int) -> dict:
+    info = output.info
+    if info.engine_fallback is not None:
+        return {
+            "declared": "fast",
+            "ran": "reference",
+            "library": info.engine_version,
+            "fallback_reason": info.engine_fallback,
+        }
+    return {
+        "declared": "fast",
+        "ran": "fast",
+        "library": info.engine_version,
+        "parity": {
+            "reference_library": info.reference_version,
+            "texts_checked_at_validation": info.parity_texts,
+            "rows_checked_during_build": parity_rows,
+            "rows_sampled": "every row of each file's first batch, then rows 0, 64, 128, ... "
+            "of every batch",
+        },
     }
 
 

@@ -7,10 +7,11 @@ from typing import Protocol
 import numpy as np
 
 from mintdim.pipelines.unit_build.contracts import TokenizerSpec
+from mintdim.pipelines.unit_build.tokenizer.fast import FastEncoder, FastEngineUnavailable
 from mintdim.pipelines.unit_build.tokenizer.hf_json import HFJsonEncoder
 from mintdim.pipelines.unit_build.tokenizer.sentencepiece import SentencePieceEncoder
 
-__all__ = ["Encoder", "load_encoder"]
+__all__ = ["Encoder", "FastEngineUnavailable", "load_encoder"]
 
 
 class Encoder(Protocol):
@@ -22,6 +23,10 @@ class Encoder(Protocol):
     pad_id: int
     unk_source: str
     pad_source: str
+    engine: str
+    """``reference`` (the tokenizer's own library) or ``fast`` (tokenizer/fast.py)."""
+    engine_version: str
+    """The library that encodes and its version, e.g. ``tokenizers 0.23.3``."""
 
     def encode(self, text: str) -> list[int]: ...
 
@@ -33,7 +38,12 @@ class Encoder(Protocol):
 
 
 def load_encoder(spec: TokenizerSpec) -> Encoder:
-    """Load the tokenizer a spec names with the library its kind calls for."""
-    if spec.kind == "sentencepiece":
-        return SentencePieceEncoder(spec)
-    return HFJsonEncoder(spec)
+    """Load the tokenizer a spec names with the library its kind calls for, and its engine.
+
+    ``engine="fast"`` raises ``FastEngineUnavailable`` (holding the reference encoder, already
+    loaded) when gigatoken is missing or refuses the file: validation falls back and says why.
+    """
+    reference = SentencePieceEncoder(spec) if spec.kind == "sentencepiece" else HFJsonEncoder(spec)
+    if spec.engine == "reference":
+        return reference
+    return FastEncoder(reference)

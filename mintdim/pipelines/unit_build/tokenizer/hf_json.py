@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import tokenizers
 from tokenizers import Tokenizer
 
 from mintdim.pipelines.unit_build.contracts import TokenizerSpec
@@ -22,6 +23,9 @@ _PAD_TOKENS = ("[PAD]", "<pad>")
 
 class HFJsonEncoder:
     """Encodes with ``Tokenizer.encode_batch_fast(add_special_tokens=False)``, padding and truncation off."""
+
+    engine = "reference"
+    engine_version = f"tokenizers {tokenizers.__version__}"
 
     def __init__(self, spec: TokenizerSpec) -> None:
         self.spec = spec

@@ -14,6 +14,9 @@ __all__ = ["SentencePieceEncoder"]
 class SentencePieceEncoder:
     """Encodes with ``SentencePieceProcessor.encode`` as is: no BOS/EOS, no sampling, one thread."""
 
+    engine = "reference"
+    engine_version = f"sentencepiece {spm.__version__}"
+
     def __init__(self, spec: TokenizerSpec) -> None:
         self.spec = spec
         self._sp = spm.SentencePieceProcessor()
@@ -32,6 +35,10 @@ class SentencePieceEncoder:
                 token=name, path=self.spec.path, looked_for=f"sp.{name}() returned {value}"
             )
         return value, f"sp.{name}()"
+
+    def is_control(self, token_id: int) -> bool:
+        """Whether a piece is a control symbol (``<s>``, ``</s>``): never matched in text."""
+        return self._sp.is_control(token_id)
 
     def encode(self, text: str) -> list[int]:
         """Token ids of one text."""
