@@ -177,6 +177,14 @@ def _rebuild(cls: type[MintDimError], facts: dict[str, Any]) -> MintDimError:
     return cls(**facts)
 
 
+_COMPLETED_HEADER = Bilingual("Completed outputs", "Các output đã hoàn tất")
+_COMPLETED_NOTE = Bilingual(
+    "these finished before the error: each is a complete build with its manifest, left unmarked",
+    "các output này đã xong trước khi lỗi xảy ra: mỗi cái là một bản build hoàn chỉnh có "
+    "manifest, được giữ nguyên không đánh dấu",
+)
+
+
 class _H:
     """Headers several errors share."""
 
@@ -259,6 +267,10 @@ class MintDimError(Exception):
     def _check(self) -> None:
         """Validate or complete facts after they are set (the default: nothing to do)."""
 
+    completed_outputs: ClassVar[tuple[str, ...]] = ()
+    """Output directories of the same build that had completed before this error: finished,
+    verified builds that were kept as they are (set by the build, shown in the message)."""
+
     def _exception_args(self) -> tuple[object, ...]:
         """``args`` for the builtin base: the English text, so nothing is lost."""
         return (self.message("en"),)
@@ -284,6 +296,16 @@ class MintDimError(Exception):
             else:
                 block = self._text(block, lang)
             blocks.append(block)
+        if self.completed_outputs:
+            blocks.append(
+                "\n".join(
+                    [
+                        f"{self._text(_COMPLETED_HEADER, lang)}:",
+                        *(f"- {path}" for path in self.completed_outputs),
+                        self._text(_COMPLETED_NOTE, lang),
+                    ]
+                )
+            )
         return "\n\n".join([f"{type(self).__name__}:\n{blocks[0]}", *blocks[1:]])
 
     def _text(self, piece: Any, lang: str) -> str:
@@ -1999,6 +2021,96 @@ class PathError(MintDimError, ValueError):
                 "thư mục đang tồn tại hoặc dùng đường dẫn tuyệt đối",
             ),
         )
+
+
+class BuildWriteError(MintDimError, OSError):
+    """Raised when the build cannot write a file: a full disk, the file-size limit, a directory
+    deleted under it, or a full TMPDIR under the workers' spool files."""
+
+    _PLACES: ClassVar[dict[str, Bilingual]] = {
+        "output": Bilingual("the output directory", "thư mục output"),
+        "spool": Bilingual(
+            "the workers' spool directory (in TMPDIR)",
+            "thư mục spool của các worker (trong TMPDIR)",
+        ),
+    }
+    _REASONS: ClassVar[dict[str, Bilingual]] = {
+        "disk_full": Bilingual(
+            "the file system holding it is full (or over its quota)",
+            "hệ thống file chứa nó đã đầy (hoặc vượt hạn mức)",
+        ),
+        "file_too_large": Bilingual(
+            "a file reached the file-size limit of this process (ulimit -f)",
+            "một file đã chạm giới hạn kích thước file của tiến trình này (ulimit -f)",
+        ),
+        "gone": Bilingual(
+            "the directory was deleted while the build wrote into it",
+            "thư mục đã bị xóa trong khi build đang ghi vào đó",
+        ),
+        "other": Bilingual("the operating system refused the write", "hệ điều hành từ chối ghi"),
+    }
+    _FIXES: ClassVar[dict[str, Bilingual]] = {
+        "output": Bilingual(
+            "free space there (or raise the limit), or choose another output.dir; then build "
+            "again into a new, empty directory",
+            "hãy giải phóng dung lượng ở đó (hoặc nâng giới hạn), hoặc chọn output.dir khác; rồi "
+            "build lại vào một thư mục mới, rỗng",
+        ),
+        "spool": Bilingual(
+            "set TMPDIR to a directory with free space (each worker writes its encoded batches "
+            "there until the main process takes them), or build with workers=1",
+            "hãy đặt TMPDIR tới một thư mục còn dung lượng (mỗi worker ghi các batch đã mã hóa "
+            "vào đó cho tới khi tiến trình chính lấy đi), hoặc build với workers=1",
+        ),
+    }
+
+    place: str = _choice(_PLACES)
+    directory: str
+    reason: str = _choice(_REASONS)
+    path: str = ""
+    detail: str = ""
+
+    summary = Bilingual("A build file could not be written.", "Không ghi được một file của build.")
+    examples = (
+        {
+            "place": "output",
+            "directory": "./artifacts/instruction_units",
+            "reason": "disk_full",
+            "path": "./artifacts/instruction_units/unit_256/shard_000003.bin",
+            "detail": "[Errno 28] No space left on device",
+        },
+        {
+            "place": "spool",
+            "directory": "/tmp/mintdim-batches-x1y2",
+            "reason": "disk_full",
+            "detail": "[Errno 28] No space left on device",
+        },
+    )
+
+    @classmethod
+    def from_os_error(cls, place: str, directory: str, err: OSError) -> BuildWriteError:
+        """The named error for an ``OSError`` met while writing into ``directory``."""
+        reasons = {
+            errno.ENOSPC: "disk_full",
+            errno.EDQUOT: "disk_full",
+            errno.EFBIG: "file_too_large",
+            errno.ENOENT: "gone",
+        }
+        path = err.filename if isinstance(err.filename, str) else ""
+        return cls(
+            place=place,
+            directory=directory,
+            reason=reasons.get(err.errno, "other"),
+            path=path,
+            detail=f"[Errno {err.errno}] {err.strerror}",
+        )
+
+    def _sections(self) -> Iterator[Any]:
+        yield _H.DIRECTORY, self.directory, _say(self._PLACES[self.place])
+        if self.path:
+            yield "File", self.path
+        yield _H.REASON, self._REASONS[self.reason], self.detail
+        yield _H.FIX, self._FIXES[self.place]
 
 
 class InputChangedError(MintDimError, RuntimeError):

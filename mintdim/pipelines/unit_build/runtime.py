@@ -83,7 +83,10 @@ def run_build(
         failure = stop.error() if isinstance(error, KeyboardInterrupt) else error
         with stop_signals_ignored():
             for output in outputs:
-                output.fail(failure)
+                output.fail(failure)  # a completed output stays complete and unmarked
+        completed = tuple(output.plan.path for output in outputs if output.complete)
+        if completed and isinstance(failure, MintDimError):
+            failure.completed_outputs = completed
         if failure is not error:
             raise failure from None  # where the signal landed is no news to the user
         raise

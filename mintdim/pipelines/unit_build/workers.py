@@ -30,7 +30,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from multiprocessing.process import BaseProcess
 
 from mintdim.pipelines.unit_build.batch import (
@@ -40,7 +40,7 @@ from mintdim.pipelines.unit_build.batch import (
     EncodedBatch,
 )
 from mintdim.pipelines.unit_build.source.jsonl import RawBatch
-from mintdim.shared.errors import MintDimError, WorkerError
+from mintdim.shared.errors import BuildWriteError, MintDimError, WorkerError
 from mintdim.shared.signals import stop_signals_ignored
 
 __all__ = ["encode_in_order"]
@@ -77,7 +77,11 @@ def encode_in_order(encoder: Work, batches: Iterable[RawBatch], workers: int) ->
 
 
 def _pool_map(encoder: Work, batches: Iterable[RawBatch], workers: int) -> Iterator[Result]:
-    with tempfile.TemporaryDirectory(prefix="mintdim-batches-") as spool:
+    try:
+        spool_dir = tempfile.TemporaryDirectory(prefix="mintdim-batches-")
+    except OSError as err:
+        raise BuildWriteError.from_os_error("spool", tempfile.gettempdir(), err) from None
+    with spool_dir as spool:
         yield from _spooled_pool_map(encoder, batches, workers, spool)
 
 
@@ -213,6 +217,11 @@ def _encode(batch: RawBatch) -> str:
     """
     result = _worker_encoder(batch)
     path = os.path.join(_worker_spool, f"{os.getpid()}-{next(_spool_numbers)}.pickle")
-    with open(path, "wb") as handle:
-        pickle.dump(result, handle, protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        with open(path, "wb") as handle:
+            pickle.dump(result, handle, protocol=pickle.HIGHEST_PROTOCOL)
+    except OSError as err:
+        with suppress(OSError):
+            os.unlink(path)  # half a pickle, and it holds space others need
+        raise BuildWriteError.from_os_error("spool", _worker_spool, err) from None
     return path
