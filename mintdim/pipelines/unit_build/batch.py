@@ -1,7 +1,8 @@
 """One batch, start to end of the expensive part: parse -> render -> hash -> encode -> (parity
 guard) -> assign -> pad.
 
-This is the work a worker process does (or the main process, with one worker). It returns
+This is the work a worker process does (or the main process, with one worker); a scan does
+only parse -> render -> encode and keeps the counts (``BatchCounter``). It returns
 everything the writer needs in bulk form, including pre-formatted index fragments, so the main
 process only adds sample ids and shard positions. It never raises for bad data: the first failing
 sample's error comes back inside the result, so the main process can fail at the same sample,
@@ -35,7 +36,14 @@ from mintdim.shared.errors import (
     UnitOverflowError,
 )
 
-__all__ = ["EXTEND", "BatchEncoder", "EncodedBatch", "Overflow"]
+__all__ = [
+    "EXTEND",
+    "BatchCounter",
+    "BatchEncoder",
+    "CountedBatch",
+    "EncodedBatch",
+    "Overflow",
+]
 
 
 EXTEND = -1
@@ -98,13 +106,32 @@ class EncodedBatch:
         return int(self.token_counts.size)
 
 
-class BatchEncoder:
+@dataclass(slots=True)
+class CountedBatch:
+    """A scanned batch: each sample's exact token count and line, nothing padded or hashed."""
+
+    file_index: int
+    input_bytes: int
+    """Bytes of the input file this batch consumed: its lines and their newlines."""
+    token_counts: np.ndarray
+    """Exact token count per sample (int64)."""
+    line_numbers: list[int]
+    """1-based line of each sample in its file."""
+    error: MintDimError | None
+    """The first bad line's error; samples before it are still counted."""
+
+    @property
+    def sample_count(self) -> int:
+        """Number of samples counted."""
+        return int(self.token_counts.size)
+
+
+class _Tokenizing:
     """Per-process state: the plan and its loaded tokenizers, loaded once."""
 
     def __init__(self, plan: BuildPlan, encoders: dict[TokenizerSpec, Encoder] | None = None):
         self.plan = plan
         self._encoders = dict(encoders or {})
-        self._file_json = [orjson.dumps(f.path).decode() for f in plan.files]
         self._literal_ids: dict[int, list[np.ndarray]] = {}
 
     def __getstate__(self) -> dict:
@@ -119,13 +146,12 @@ class BatchEncoder:
             self._encoders[spec] = load_encoder(spec)
         return self._encoders[spec]
 
-    def __call__(self, raw: RawBatch) -> EncodedBatch:
-        """Encode one raw batch (the function workers run)."""
-        file = self.plan.files[raw.file_index]
-        output = self.plan.outputs[file.output_index]
+    def _tokens(
+        self, raw: RawBatch, file: FilePlan, parsed: ParsedLines, utf8: list[bytes]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, int, tuple | None]:
+        """Every sample's ids, counts and segment stops (None without spans), EOS appended, and
+        the parity guard's ``(rows checked, mismatch)``: what a build and a scan both need."""
         encoder = self._encoder(file.tokenizer)
-        parsed = parse_lines(raw, file)
-        utf8 = [text.encode("utf-8") for text in parsed.texts]
         flat, lengths, stops = self._encode(encoder, file, parsed, utf8)
         # The guard compares whole-text encodings; segments mode encodes with the reference.
         checked, mismatch = (
@@ -133,10 +159,71 @@ class BatchEncoder:
             if file.tokenizer.encode is None
             else (0, None)
         )
-        if output.info.eos_id is not None:
-            flat, lengths = append_eos(flat, lengths, output.info.eos_id)
+        eos = self.plan.outputs[file.output_index].info.eos_id
+        if eos is not None:
+            flat, lengths = append_eos(flat, lengths, eos)
             if stops is not None:
                 stops = np.column_stack([stops, lengths])
+        return flat, lengths, stops, checked, mismatch
+
+    def _encode(
+        self, encoder: Encoder, file: FilePlan, parsed: ParsedLines, utf8: list[bytes]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """Ids, counts and (when spans are stored) segment stops of every sample."""
+        mode = file.tokenizer.encode
+        with _named_failure(encoder, parsed, file.path):
+            if mode is None:
+                return (*encoder.encode_batch(parsed.texts, utf8), None)
+            if mode == "whole":
+                flat, lengths, starts = encoder.encode_batch_starts(parsed.texts, utf8)
+                unit = encoder.offset_unit
+                return flat, lengths, stops_from_starts(file, parsed.values, lengths, starts, unit)
+            # Segments are short texts no parity guard sees: the reference library encodes them.
+            reference = getattr(encoder, "reference", encoder)
+            return stops_by_segments(
+                file, parsed.values, self._literals(reference, file), reference.encode_batch
+            )
+
+    def _literals(self, encoder: Encoder, file: FilePlan) -> list[np.ndarray]:
+        if file.index not in self._literal_ids:
+            texts = [value for kind, value in file.template.segments() if kind == "literal"]
+            flat, lengths = encoder.encode_batch(texts, [t.encode("utf-8") for t in texts])
+            self._literal_ids[file.index] = np.split(flat, np.cumsum(lengths)[:-1])
+        return self._literal_ids[file.index]
+
+
+class BatchCounter(_Tokenizing):
+    """A scan's work per batch: parse -> render -> encode (-> parity guard), exactly as a build
+    does, then count."""
+
+    def __call__(self, raw: RawBatch) -> CountedBatch:
+        """Count one raw batch (the function workers run)."""
+        file = self.plan.files[raw.file_index]
+        parsed = parse_lines(raw, file)
+        utf8 = [text.encode("utf-8") for text in parsed.texts]
+        # Exactly a build's tokens (EOS, segments mode, the fast engine's parity guard).
+        _, lengths, _, _, mismatch = self._tokens(raw, file, parsed, utf8)
+        lines, error = parsed.line_numbers, parsed.error
+        if mismatch is not None:
+            keep, error = mismatch
+            lengths, lines = lengths[:keep], lines[:keep]
+        return CountedBatch(raw.file_index, len(raw.data) + 1, lengths, lines, error)
+
+
+class BatchEncoder(_Tokenizing):
+    """A build's work per batch: parse -> render -> hash -> encode -> assign -> pad."""
+
+    def __init__(self, plan: BuildPlan, encoders: dict[TokenizerSpec, Encoder] | None = None):
+        super().__init__(plan, encoders)
+        self._file_json = [orjson.dumps(f.path).decode() for f in plan.files]
+
+    def __call__(self, raw: RawBatch) -> EncodedBatch:
+        """Encode one raw batch (the function workers run)."""
+        file = self.plan.files[raw.file_index]
+        output = self.plan.outputs[file.output_index]
+        parsed = parse_lines(raw, file)
+        utf8 = [text.encode("utf-8") for text in parsed.texts]
+        flat, lengths, stops, checked, mismatch = self._tokens(raw, file, parsed, utf8)
         sizes = np.asarray(file.sizes, dtype=np.int64)
         units = assign_units(lengths, sizes)
         keep, kept_lengths, units, overflows, error = _overflow(
@@ -213,31 +300,6 @@ class BatchEncoder:
             parity_rows=checked,
             error=error,
         )
-
-    def _encode(
-        self, encoder: Encoder, file: FilePlan, parsed: ParsedLines, utf8: list[bytes]
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-        """Ids, counts and (when spans are stored) segment stops of every sample."""
-        mode = file.tokenizer.encode
-        with _named_failure(encoder, parsed, file.path):
-            if mode is None:
-                return (*encoder.encode_batch(parsed.texts, utf8), None)
-            if mode == "whole":
-                flat, lengths, starts = encoder.encode_batch_starts(parsed.texts, utf8)
-                unit = encoder.offset_unit
-                return flat, lengths, stops_from_starts(file, parsed.values, lengths, starts, unit)
-            # Segments are short texts no parity guard sees: the reference library encodes them.
-            reference = getattr(encoder, "reference", encoder)
-            return stops_by_segments(
-                file, parsed.values, self._literals(reference, file), reference.encode_batch
-            )
-
-    def _literals(self, encoder: Encoder, file: FilePlan) -> list[np.ndarray]:
-        if file.index not in self._literal_ids:
-            texts = [value for kind, value in file.template.segments() if kind == "literal"]
-            flat, lengths = encoder.encode_batch(texts, [t.encode("utf-8") for t in texts])
-            self._literal_ids[file.index] = np.split(flat, np.cumsum(lengths)[:-1])
-        return self._literal_ids[file.index]
 
 
 @contextmanager

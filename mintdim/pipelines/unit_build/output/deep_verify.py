@@ -115,7 +115,7 @@ class _Reference:
         self.eos = encoder.eos_id
         self.policy = units["on_overflow"]
         self.planned = np.asarray(units["planned_sizes"], dtype=np.int64)
-        self.align = int(units.get("align", 1))
+        self.align = int((units.get("planned") or {}).get("align", 1))
         self.extended: list[int] = []
 
     def ids(self, plan: FilePlan, text: str, values: tuple[str, ...]) -> list[int]:

@@ -114,6 +114,8 @@ def _content(
             "planned_sizes": list(output.sizes),
             "extended_sizes": list(extended_sizes),
             "on_overflow": on_overflow,
+            # How sizes="auto" chose them, and the padding it predicted (which stats.json meets).
+            **({"planned": output.planned} if output.planned is not None else {}),
         },
         "source": {
             "files": [f.path for f in files],
