@@ -159,7 +159,7 @@ class _Tokenizing:
             if file.tokenizer.encode is None
             else (0, None)
         )
-        eos = self.plan.outputs[file.output_index].info.eos_id
+        eos = encoder.eos_id  # set only under append_eos; a scan's plan has no outputs
         if eos is not None:
             flat, lengths = append_eos(flat, lengths, eos)
             if stops is not None:
