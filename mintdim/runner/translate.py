@@ -4,7 +4,8 @@ The composed config is turned into plain Python values (lists stay lists, exactl
 and handed to the public fluent API, step by step::
 
     pipeline("unit-build")
-      .source.jsonl(files=source.files, fields=source.fields, templates=source.templates)
+      .source.jsonl(files=source.files, fields=source.fields, templates=source.templates,
+                    max_line_bytes=source.max_line_bytes)
       .tokenizer.<tokenizer.type>([{"path": p} for p in tokenizer.path])
       .units(sizes=units.sizes, build_batch=units.build_batch)
       .output.dir(output.dir, samples_per_shard=output.samples_per_shard)
@@ -37,7 +38,7 @@ __all__ = [
 ]
 
 BUILD_KEYS = {
-    "source": ("files", "fields", "templates"),
+    "source": ("files", "fields", "templates", "max_line_bytes"),
     "tokenizer": ("type", "path"),
     "units": ("sizes", "build_batch"),
     "output": ("dir", "samples_per_shard"),
@@ -84,6 +85,7 @@ def fluent_arguments(cfg: DictConfig) -> dict[str, Any]:
             "files": v["source", "files"],
             "fields": v["source", "fields"],
             "templates": v["source", "templates"],
+            "max_line_bytes": v["source", "max_line_bytes"],
         },
         "tokenizer": {"type": v["tokenizer", "type"], "config": tokenizer},
         "units": {"sizes": v["units", "sizes"], "build_batch": v["units", "build_batch"]},

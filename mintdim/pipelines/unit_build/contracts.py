@@ -153,6 +153,8 @@ class FilePlan:
     """Unit sizes, strictly ascending."""
     build_batch: int
     """Raw lines per tokenizer batch; changes speed, never output."""
+    max_line_bytes: int
+    """The longest line read: a line without its newline past it is ``LineTooLongError``."""
     output_index: int
     """Index into ``BuildPlan.outputs`` of the directory this file writes to."""
 

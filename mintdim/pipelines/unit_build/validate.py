@@ -41,6 +41,7 @@ def validate(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpec, En
     files = source_validate.source_files(config.files)
     count = len(files)
     schemas = source_validate.source_schemas(files, config.fields, config.templates)
+    line_limit = source_validate.max_line_bytes(config.max_line_bytes)
     tokenizers = _tokenizer_specs(config, count)
     units = unit_settings(config.sizes, config.build_batch, count)
     dirs = output_validate.output_dirs(config.output_dir, count)
@@ -73,6 +74,7 @@ def validate(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpec, En
             tokenizer=tokenizers[i],
             sizes=units[i][0],
             build_batch=units[i][1],
+            max_line_bytes=line_limit,
             output_index=output_of[i],
         )
         for i in range(count)
