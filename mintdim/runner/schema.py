@@ -18,6 +18,7 @@ __all__ = [
     "Lang",
     "MintDimConfig",
     "OutputConfig",
+    "PlanCost",
     "SourceConfig",
     "TokenizerConfig",
     "TokenizerType",
@@ -38,6 +39,13 @@ class TokenizerType(Enum):
 
     sentencepiece = "sentencepiece"
     hf_json = "hf_json"
+
+
+class PlanCost(Enum):
+    """What ``units=auto`` minimises."""
+
+    tokens = "tokens"
+    attention = "attention"
 
 
 class Lang(Enum):
@@ -105,13 +113,17 @@ class TokenizerConfig:
 
 @dataclass
 class UnitsConfig:
-    """``.units(sizes=..., build_batch=...)``."""
+    """``.units(sizes=..., build_batch=..., count=..., align=..., ...)``."""
 
-    sizes: list[list[int]] = field(
+    # Any: a list of size lists, or the string "auto" (OmegaConf has no union types); the core
+    # checks the value and names the key when it is neither.
+    sizes: Any = field(
         default=MISSING,
         metadata=_help(
-            "list of ascending unit-size lists: one shared by every file, or one per file",
-            "list các list unit size tăng dần: một list dùng chung, hoặc mỗi file một list",
+            "list of ascending unit-size lists (one shared by every file, or one per file), "
+            "or auto: planned exactly from a scan of the data",
+            "list các list unit size tăng dần (một list dùng chung, hoặc mỗi file một list), "
+            "hoặc auto: lập tối ưu chính xác từ một lần quét dữ liệu",
             "units.sizes=[[128,192,256,320]]",
         ),
     )
@@ -121,6 +133,48 @@ class UnitsConfig:
             "list of samples per tokenizer batch: one shared, or one per file",
             "list số mẫu mỗi batch tokenizer: một giá trị dùng chung, hoặc mỗi file một",
             "units.build_batch=[4096]",
+        ),
+    )
+    count: int | None = field(
+        default=None,
+        metadata=_help(
+            "sizes=auto: at most this many unit sizes (default 8)",
+            "sizes=auto: nhiều nhất bấy nhiêu unit size (mặc định 8)",
+            "units=auto units.count=8",
+        ),
+    )
+    align: int | None = field(
+        default=None,
+        metadata=_help(
+            "sizes=auto: every size a multiple of this (default 1)",
+            "sizes=auto: mọi size là bội số của giá trị này (mặc định 1)",
+            "units=auto units.align=64",
+        ),
+    )
+    max_size: int | None = field(
+        default=None,
+        metadata=_help(
+            "sizes=auto: no unit larger than this; longer samples overflow",
+            "sizes=auto: không unit nào lớn hơn giá trị này; mẫu dài hơn bị tràn",
+            "units=auto units.max_size=4096",
+        ),
+    )
+    cost: PlanCost | None = field(
+        default=None,
+        metadata=_help(
+            "sizes=auto: minimise padded slots (tokens) or slots weighted by unit size "
+            "(attention); default tokens",
+            "sizes=auto: tối thiểu số slot (tokens) hoặc slot nhân với unit size (attention); "
+            "mặc định tokens",
+            "units=auto units.cost=attention",
+        ),
+    )
+    unit_cost: float | None = field(
+        default=None,
+        metadata=_help(
+            "sizes=auto with count=null: the price of one more unit, so the planner picks how many",
+            "sizes=auto với count=null: giá của thêm một unit, để bộ lập chọn số unit",
+            "units=auto units.count=null units.unit_cost=100000",
         ),
     )
 

@@ -6,7 +6,7 @@ and handed to the public fluent API, step by step::
     pipeline("unit-build")
       .source.jsonl(files=source.files, fields=source.fields, templates=source.templates)
       .tokenizer.<tokenizer.type>([{"path": p} for p in tokenizer.path])
-      .units(sizes=units.sizes, build_batch=units.build_batch)
+      .units(sizes=units.sizes, build_batch=units.build_batch, count=units.count, ...)
       .output.dir(output.dir, samples_per_shard=output.samples_per_shard)
       .run(workers=workers, progress=progress)
 
@@ -21,12 +21,16 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any
 
+from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from mintdim import ConfigValueError, MintDimError, pipeline
 from mintdim.pipelines.unit_build.api import UnitBuildPipeline
-from mintdim.runner.schema import field_help
+from mintdim.pipelines.unit_build.validate import SCAN_BUILD_BATCH
+from mintdim.runner.confdir import config_dir
+from mintdim.runner.demo import register_resolvers
+from mintdim.runner.schema import field_help, register_configs
 
 __all__ = [
     "BUILD_KEYS",
@@ -34,12 +38,13 @@ __all__ = [
     "job_from_arguments",
     "job_from_config",
     "run_options",
+    "scan_job",
 ]
 
 BUILD_KEYS = {
     "source": ("files", "fields", "templates"),
     "tokenizer": ("type", "path"),
-    "units": ("sizes", "build_batch"),
+    "units": ("sizes", "build_batch", "count", "align", "max_size", "cost", "unit_cost"),
     "output": ("dir", "samples_per_shard"),
 }
 """Every config key that reaches the fluent API, by group."""
@@ -74,9 +79,18 @@ def _config_error(key: str, err: BaseException) -> MintDimError:
     return ConfigValueError(key=key, detail=detail, expected=help_.get("example", ""))
 
 
-def fluent_arguments(cfg: DictConfig) -> dict[str, Any]:
-    """The arguments of each fluent step, as plain Python, exactly as the config gives them."""
-    v = {(g, k): _value(cfg, g, k) for g, keys in BUILD_KEYS.items() for k in keys}
+def fluent_arguments(
+    cfg: DictConfig, groups: tuple[str, ...] = tuple(BUILD_KEYS)
+) -> dict[str, Any]:
+    """The arguments of each fluent step, as plain Python, exactly as the config gives them.
+
+    Only the keys of ``groups`` are read (a scan needs no output); the others are None.
+    """
+    v = {
+        (g, k): _value(cfg, g, k) if g in groups else None
+        for g, keys in BUILD_KEYS.items()
+        for k in keys
+    }
     paths = v["tokenizer", "path"]
     tokenizer = [{"path": p} for p in paths] if isinstance(paths, list) else paths
     return {
@@ -86,7 +100,7 @@ def fluent_arguments(cfg: DictConfig) -> dict[str, Any]:
             "templates": v["source", "templates"],
         },
         "tokenizer": {"type": v["tokenizer", "type"], "config": tokenizer},
-        "units": {"sizes": v["units", "sizes"], "build_batch": v["units", "build_batch"]},
+        "units": {key: v["units", key] for key in BUILD_KEYS["units"]},
         "output.dir": {
             "path": v["output", "dir"],
             "samples_per_shard": v["output", "samples_per_shard"],
@@ -108,6 +122,18 @@ def job_from_arguments(args: dict[str, Any]) -> UnitBuildPipeline:
         job = getattr(job.tokenizer, kind)(args["tokenizer"]["config"])
     job = job.units(**args["units"])
     return job.output.dir(**args["output.dir"])
+
+
+def scan_job(overrides: list[str]) -> tuple[UnitBuildPipeline, int]:
+    """The job of ``python -m mintdim.run <overrides>`` as far as a scan reads it, and the
+    build_batch its units declare (the first one)."""
+    register_resolvers()
+    register_configs()
+    with initialize_config_dir(version_base="1.3", config_dir=config_dir(), job_name="scan"):
+        cfg = compose(config_name="config", overrides=overrides)
+    arguments = fluent_arguments(cfg, groups=("source", "tokenizer", "units"))
+    batches = arguments["units"]["build_batch"] or [SCAN_BUILD_BATCH]
+    return job_from_arguments(arguments), int(batches[0])
 
 
 def run_options(cfg: DictConfig) -> dict[str, Any]:

@@ -177,6 +177,14 @@ def _rebuild(cls: type[MintDimError], facts: dict[str, Any]) -> MintDimError:
     return cls(**facts)
 
 
+_COMPLETED_HEADER = Bilingual("Completed outputs", "Các output đã hoàn tất")
+_COMPLETED_NOTE = Bilingual(
+    "these finished before the error: each is a complete build with its manifest, left unmarked",
+    "các output này đã xong trước khi lỗi xảy ra: mỗi cái là một bản build hoàn chỉnh có "
+    "manifest, được giữ nguyên không đánh dấu",
+)
+
+
 class _H:
     """Headers several errors share."""
 
@@ -259,6 +267,10 @@ class MintDimError(Exception):
     def _check(self) -> None:
         """Validate or complete facts after they are set (the default: nothing to do)."""
 
+    completed_outputs: ClassVar[tuple[str, ...]] = ()
+    """Output directories of the same build that had completed before this error: finished,
+    verified builds that were kept as they are (set by the build, shown in the message)."""
+
     def _exception_args(self) -> tuple[object, ...]:
         """``args`` for the builtin base: the English text, so nothing is lost."""
         return (self.message("en"),)
@@ -284,6 +296,16 @@ class MintDimError(Exception):
             else:
                 block = self._text(block, lang)
             blocks.append(block)
+        if self.completed_outputs:
+            blocks.append(
+                "\n".join(
+                    [
+                        f"{self._text(_COMPLETED_HEADER, lang)}:",
+                        *(f"- {path}" for path in self.completed_outputs),
+                        self._text(_COMPLETED_NOTE, lang),
+                    ]
+                )
+            )
         return "\n\n".join([f"{type(self).__name__}:\n{blocks[0]}", *blocks[1:]])
 
     def _text(self, piece: Any, lang: str) -> str:
@@ -938,16 +960,15 @@ class UnitValidationError(MintDimError, ValueError):
         {"key": "units.sizes[0][3]", "value": 2**40, "rule": "too_large"},
     )
 
+    _RULES = Bilingual(
+        "- sizes must be positive integers\n- sizes must be sorted ascending\n"
+        "- build_batch must be a positive integer",
+        "- sizes phải là các số nguyên dương\n- sizes phải tăng dần\n"
+        "- build_batch phải là số nguyên dương",
+    )
+
     def _sections(self) -> Iterator[Any]:
-        yield (
-            _H.RULES,
-            Bilingual(
-                "- sizes must be positive integers\n- sizes must be sorted ascending\n"
-                "- build_batch must be a positive integer",
-                "- sizes phải là các số nguyên dương\n- sizes phải tăng dần\n"
-                "- build_batch phải là số nguyên dương",
-            ),
-        )
+        yield _H.RULES, self._RULES
         yield (
             _H.PROBLEM,
             _say(
@@ -958,26 +979,151 @@ class UnitValidationError(MintDimError, ValueError):
         )
 
 
+class UnitPlanError(UnitValidationError):
+    """Raised when an option of the unit planner (``units(sizes="auto", ...)`` or
+    ``plan_units``) breaks a rule; ``key`` names it, e.g. ``units.align``."""
+
+    _PROBLEMS: ClassVar[dict[str, Bilingual]] = {
+        "positive_int": Bilingual("must be a positive integer", "phải là số nguyên dương"),
+        "count_or_cost": Bilingual(
+            "needs exactly one of count and unit_cost (unit_cost only with count=None)",
+            "cần đúng một trong count và unit_cost (unit_cost chỉ khi count=None)",
+        ),
+        "non_negative": Bilingual("must be a finite number >= 0", "phải là số hữu hạn >= 0"),
+        "below_align": Bilingual(
+            "must be at least align (the smallest allowed size)",
+            "phải ít nhất bằng align (size nhỏ nhất được phép)",
+        ),
+        "cost": Bilingual('must be "tokens" or "attention"', 'phải là "tokens" hoặc "attention"'),
+        "auto_only": Bilingual(
+            'applies only with sizes="auto" (units=auto in the runner)',
+            'chỉ dùng được với sizes="auto" (units=auto trong runner)',
+        ),
+        "counts": Bilingual(
+            "must be a 1-D array of integer token counts >= 0",
+            "phải là mảng 1 chiều các số token nguyên >= 0",
+        ),
+        "nothing_to_plan": Bilingual(
+            "has no sample to plan from: the input holds no sample",
+            "không có mẫu nào để lập phương án: dữ liệu đầu vào không có mẫu",
+        ),
+    }
+
+    rule: str = _choice(_PROBLEMS)
+
+    summary = Bilingual("Invalid unit planning option.", "Tùy chọn lập unit không hợp lệ.")
+    examples = ({"key": "units.align", "value": 0, "rule": "positive_int"},)
+
+    _RULES = Bilingual(
+        "- count (at most this many sizes) and align are positive integers\n"
+        "- max_size, when given, is an integer >= align\n"
+        '- cost is "tokens" or "attention"\n'
+        "- unit_cost >= 0 replaces count (count=None): the planner picks how many\n"
+        '- these options apply only with sizes="auto"',
+        "- count (nhiều nhất bấy nhiêu size) và align là số nguyên dương\n"
+        "- max_size, nếu có, là số nguyên >= align\n"
+        '- cost là "tokens" hoặc "attention"\n'
+        "- unit_cost >= 0 thay cho count (count=None): bộ lập tự chọn số unit\n"
+        '- các tùy chọn này chỉ dùng với sizes="auto"',
+    )
+
+
 class UnitOverflowError(MintDimError, ValueError):
-    """Raised when a sample has more tokens than the largest configured unit size."""
+    """Raised when samples have more tokens than the largest configured unit size.
+
+    A build reports every such sample at once: ``file``/``line``/``token_count`` are the first
+    (the spec's sections), ``count`` how many there are, ``largest_at``/``largest_count`` the
+    longest, ``first_at``/``first_counts`` the first few (``file:line`` and token count).
+    ``stopped_at`` (``file:line``) is set when counting had to stop early at a line with another
+    error.
+    """
 
     file: str
     line: int
     token_count: int
     max_unit_size: int
+    count: int = 1
+    largest_at: str = ""
+    largest_count: int = 0
+    first_at: list[str] = ()
+    first_counts: list[int] = ()
+    stopped_at: str = ""
+
+    _SAMPLE = Bilingual("{at} ({tokens:,} tokens)", "{at} ({tokens:,} token)")
+
+    examples = (
+        {
+            "file": "./data/alpaca.jsonl",
+            "line": 18291,
+            "token_count": 417,
+            "max_unit_size": 320,
+            "largest_at": "./data/alpaca.jsonl:18291",
+            "largest_count": 417,
+            "first_at": ["./data/alpaca.jsonl:18291"],
+            "first_counts": [417],
+        },
+        {
+            "file": "./data/xquad_vi.jsonl",
+            "line": 392,
+            "token_count": 1063,
+            "max_unit_size": 1024,
+            "count": 37,
+            "largest_at": "./data/xquad_vi.jsonl:401",
+            "largest_count": 2373,
+            "first_at": [
+                "./data/xquad_vi.jsonl:392",
+                "./data/xquad_vi.jsonl:401",
+                "./data/xquad_vi.jsonl:517",
+            ],
+            "first_counts": [1063, 2373, 1190],
+        },
+    )
 
     summary = Bilingual(
-        "Sample token length exceeds max unit size.", "Độ dài token của mẫu vượt quá unit lớn nhất."
-    )
-    examples = (
-        {"file": "./data/alpaca.jsonl", "line": 18291, "token_count": 417, "max_unit_size": 320},
+        "Sample token length exceeds max unit size.",
+        "Độ dài token của mẫu vượt quá unit lớn nhất.",
     )
 
     def _sections(self) -> Iterator[Any]:
         yield _H.SAMPLE, format_location(self.file, self.line)
         yield "token_count", self.token_count
         yield "max_unit_size", self.max_unit_size
+        if self.count > 1:
+            yield (
+                Bilingual("Overflowing samples", "Số mẫu bị tràn"),
+                Bilingual(
+                    "{count:,} (every sample longer than {max_unit_size} tokens)",
+                    "{count:,} (mọi mẫu dài hơn {max_unit_size} token)",
+                ),
+            )
+            yield (
+                Bilingual("Largest", "Mẫu dài nhất"),
+                _say(self._SAMPLE, at=self.largest_at, tokens=self.largest_count),
+            )
+            yield (
+                Bilingual("First overflowing samples", "Các mẫu tràn đầu tiên"),
+                *(
+                    _say("- {line}", line=_say(self._SAMPLE, at=at, tokens=tokens))
+                    for at, tokens in zip(self.first_at, self.first_counts, strict=True)
+                ),
+            )
+        if self.stopped_at:
+            yield (
+                Bilingual("Counted up to", "Đã đếm đến"),
+                _say(
+                    Bilingual(
+                        "{stopped_at}: that line has another error, so later samples were not "
+                        "counted",
+                        "{stopped_at}: dòng đó có lỗi khác, nên các mẫu sau chưa được đếm",
+                    )
+                ),
+            )
         yield Bilingual("Increase unit sizes and run again.", "Hãy tăng unit sizes rồi chạy lại.")
+        if self.count > 1:
+            yield Bilingual(
+                "To see sizes that hold every sample: mintdim plan, or build with units=auto.",
+                "Để xem các size chứa được mọi mẫu: mintdim plan, hoặc build với units=auto.",
+            )
 
 
 class OutputValidationError(MintDimError, OSError):
@@ -1875,6 +2021,96 @@ class PathError(MintDimError, ValueError):
                 "thư mục đang tồn tại hoặc dùng đường dẫn tuyệt đối",
             ),
         )
+
+
+class BuildWriteError(MintDimError, OSError):
+    """Raised when the build cannot write a file: a full disk, the file-size limit, a directory
+    deleted under it, or a full TMPDIR under the workers' spool files."""
+
+    _PLACES: ClassVar[dict[str, Bilingual]] = {
+        "output": Bilingual("the output directory", "thư mục output"),
+        "spool": Bilingual(
+            "the workers' spool directory (in TMPDIR)",
+            "thư mục spool của các worker (trong TMPDIR)",
+        ),
+    }
+    _REASONS: ClassVar[dict[str, Bilingual]] = {
+        "disk_full": Bilingual(
+            "the file system holding it is full (or over its quota)",
+            "hệ thống file chứa nó đã đầy (hoặc vượt hạn mức)",
+        ),
+        "file_too_large": Bilingual(
+            "a file reached the file-size limit of this process (ulimit -f)",
+            "một file đã chạm giới hạn kích thước file của tiến trình này (ulimit -f)",
+        ),
+        "gone": Bilingual(
+            "the directory was deleted while the build wrote into it",
+            "thư mục đã bị xóa trong khi build đang ghi vào đó",
+        ),
+        "other": Bilingual("the operating system refused the write", "hệ điều hành từ chối ghi"),
+    }
+    _FIXES: ClassVar[dict[str, Bilingual]] = {
+        "output": Bilingual(
+            "free space there (or raise the limit), or choose another output.dir; then build "
+            "again into a new, empty directory",
+            "hãy giải phóng dung lượng ở đó (hoặc nâng giới hạn), hoặc chọn output.dir khác; rồi "
+            "build lại vào một thư mục mới, rỗng",
+        ),
+        "spool": Bilingual(
+            "set TMPDIR to a directory with free space (each worker writes its encoded batches "
+            "there until the main process takes them), or build with workers=1",
+            "hãy đặt TMPDIR tới một thư mục còn dung lượng (mỗi worker ghi các batch đã mã hóa "
+            "vào đó cho tới khi tiến trình chính lấy đi), hoặc build với workers=1",
+        ),
+    }
+
+    place: str = _choice(_PLACES)
+    directory: str
+    reason: str = _choice(_REASONS)
+    path: str = ""
+    detail: str = ""
+
+    summary = Bilingual("A build file could not be written.", "Không ghi được một file của build.")
+    examples = (
+        {
+            "place": "output",
+            "directory": "./artifacts/instruction_units",
+            "reason": "disk_full",
+            "path": "./artifacts/instruction_units/unit_256/shard_000003.bin",
+            "detail": "[Errno 28] No space left on device",
+        },
+        {
+            "place": "spool",
+            "directory": "/tmp/mintdim-batches-x1y2",
+            "reason": "disk_full",
+            "detail": "[Errno 28] No space left on device",
+        },
+    )
+
+    @classmethod
+    def from_os_error(cls, place: str, directory: str, err: OSError) -> BuildWriteError:
+        """The named error for an ``OSError`` met while writing into ``directory``."""
+        reasons = {
+            errno.ENOSPC: "disk_full",
+            errno.EDQUOT: "disk_full",
+            errno.EFBIG: "file_too_large",
+            errno.ENOENT: "gone",
+        }
+        path = err.filename if isinstance(err.filename, str) else ""
+        return cls(
+            place=place,
+            directory=directory,
+            reason=reasons.get(err.errno, "other"),
+            path=path,
+            detail=f"[Errno {err.errno}] {err.strerror}",
+        )
+
+    def _sections(self) -> Iterator[Any]:
+        yield _H.DIRECTORY, self.directory, _say(self._PLACES[self.place])
+        if self.path:
+            yield "File", self.path
+        yield _H.REASON, self._REASONS[self.reason], self.detail
+        yield _H.FIX, self._FIXES[self.place]
 
 
 class InputChangedError(MintDimError, RuntimeError):

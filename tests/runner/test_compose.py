@@ -10,9 +10,15 @@ from hydra.errors import ConfigCompositionException, MissingConfigException
 from omegaconf import OmegaConf
 from omegaconf.errors import ValidationError
 
-from mintdim import ConfigValueError, DemoFileError, UnknownConfigKeyError, pipeline
+from mintdim import (
+    ConfigValueError,
+    DemoFileError,
+    UnitValidationError,
+    UnknownConfigKeyError,
+    pipeline,
+)
 from mintdim.runner import config_dir, demo_path
-from mintdim.runner.app import check_known_keys, hint_lines
+from mintdim.runner.app import check_known_keys, hint_lines, run_job
 from mintdim.runner.demo import DEMO_DIR, demo_files
 from mintdim.runner.schema import field_help, node_schema, valid_keys
 from mintdim.runner.translate import fluent_arguments, job_from_config
@@ -192,17 +198,15 @@ def test_unknown_group_option_lists_the_valid_ones(compose_cfg) -> None:
 def test_unknown_key_fails_and_the_hint_lists_valid_keys(compose_cfg) -> None:
     with pytest.raises(ConfigCompositionException, match="Could not override 'units.foo'") as info:
         compose_cfg("units.foo=1")
-    assert hint_lines(info.value, "en") == ["MintDim: Valid keys in units: sizes, build_batch"]
-    assert hint_lines(info.value, "vi") == [
-        "MintDim: Các key hợp lệ trong units: sizes, build_batch"
-    ]
+    keys = "sizes, build_batch, count, align, max_size, cost, unit_cost"
+    assert hint_lines(info.value, "en") == [f"MintDim: Valid keys in units: {keys}"]
+    assert hint_lines(info.value, "vi") == [f"MintDim: Các key hợp lệ trong units: {keys}"]
 
 
 @pytest.mark.parametrize(
     ("override", "key", "cause"),
     [
         ("units.build_batch=abc", "units.build_batch", "is not a ListConfig"),
-        ("units.sizes=[[64,x]]", "units.sizes", "incompatible with type hint 'int'"),
         ("workers=many", "workers", "could not be converted to Integer"),
         ("progress=maybe", "progress", "is not a valid bool"),
         ("lang=fr", "lang", "expected one of \\[en, vi\\]"),
@@ -227,7 +231,7 @@ def test_force_added_key_is_rejected_by_the_runner(compose_cfg) -> None:
     with pytest.raises(UnknownConfigKeyError) as info:
         check_known_keys(cfg)
     assert info.value.unknown == {
-        "units.foo": ["sizes", "build_batch"],
+        "units.foo": ["sizes", "build_batch", "count", "align", "max_size", "cost", "unit_cost"],
         "extra": ["source", "tokenizer", "units", "output", "workers", "progress", "lang"],
     }
     text = info.value.message("en")
@@ -296,3 +300,15 @@ def test_your_own_option_is_typed_by_the_same_schema(compose_cfg, tmp_path) -> N
     (tmp_path / "units" / "mine.yaml").write_text("# mine\nsizes: [[8, 16]]\nbuild_batch: [2]\n")
     cfg = compose_cfg(f"hydra.searchpath=[file://{tmp_path}]", "units=mine", "output=dir")
     assert job_from_config(cfg).config.sizes == [[8, 16]]
+
+
+def test_a_size_that_is_not_an_int_is_named_by_the_core(compose_cfg, tmp_path) -> None:
+    # units.sizes also takes "auto", so the schema types it loosely and the core checks it.
+    cfg = compose_cfg("units.sizes=[[64,x]]", "output=dir", f"output.dir=[{tmp_path}/o]")
+    with pytest.raises(UnitValidationError) as info:
+        run_job(cfg)
+    assert (info.value.key, info.value.value, info.value.rule) == (
+        "units.sizes[0][1]",
+        "x",
+        "positive_int",
+    )

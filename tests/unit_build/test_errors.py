@@ -240,7 +240,7 @@ def test_error_raised_in_a_worker_process_arrives_intact():
         pytest.raises(UnitOverflowError) as info,
     ):
         pool.submit(_raise_overflow).result()
-    assert info.value.facts() == UnitOverflowError.examples[0]
+    assert info.value.facts() == UnitOverflowError(**UnitOverflowError.examples[0]).facts()
 
 
 def _raise_overflow() -> None:

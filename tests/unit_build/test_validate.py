@@ -1261,7 +1261,7 @@ def test_unit_overflow_error_matches_the_catalogue(cwd, hf_json):
         320,
     )
     # The spec's own example: its text is pinned in test_errors.py.
-    assert err.facts() == errors.UnitOverflowError.examples[0]
+    assert err.facts() == errors.UnitOverflowError(**errors.UnitOverflowError.examples[0]).facts()
 
 
 # ---------------------------------------------------------------------------

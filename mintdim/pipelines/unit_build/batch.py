@@ -1,7 +1,8 @@
 """One batch, start to end of the expensive part: parse -> render -> hash -> encode -> (parity
 guard) -> assign -> pad.
 
-This is the work a worker process does (or the main process, with one worker). It returns
+This is the work a worker process does (or the main process, with one worker); a scan does
+only parse -> render -> encode and keeps the counts (``BatchCounter``). It returns
 everything the writer needs in bulk form, including pre-formatted index fragments, so the main
 process only adds sample ids and shard positions. It never raises for bad data: the first failing
 sample's error comes back inside the result, so the main process can fail at the same sample,
@@ -31,7 +32,7 @@ from mintdim.shared.errors import (
     UnitOverflowError,
 )
 
-__all__ = ["BatchEncoder", "EncodedBatch"]
+__all__ = ["BatchCounter", "BatchEncoder", "CountedBatch", "EncodedBatch"]
 
 
 @dataclass(slots=True)
@@ -66,13 +67,32 @@ class EncodedBatch:
         return int(self.token_counts.size)
 
 
-class BatchEncoder:
+@dataclass(slots=True)
+class CountedBatch:
+    """A scanned batch: each sample's exact token count and line, nothing padded or hashed."""
+
+    file_index: int
+    input_bytes: int
+    """Bytes of the input file this batch consumed: its lines and their newlines."""
+    token_counts: np.ndarray
+    """Exact token count per sample (int64)."""
+    line_numbers: list[int]
+    """1-based line of each sample in its file."""
+    error: MintDimError | None
+    """The first bad line's error; samples before it are still counted."""
+
+    @property
+    def sample_count(self) -> int:
+        """Number of samples counted."""
+        return int(self.token_counts.size)
+
+
+class _Tokenizing:
     """Per-process state: the plan and its loaded tokenizers, loaded once."""
 
     def __init__(self, plan: BuildPlan, encoders: dict[TokenizerSpec, Encoder] | None = None):
         self.plan = plan
         self._encoders = dict(encoders or {})
-        self._file_json = [orjson.dumps(f.path).decode() for f in plan.files]
 
     def __getstate__(self) -> dict:
         # Under spawn the worker reloads tokenizers from their files instead of unpickling them.
@@ -85,6 +105,34 @@ class BatchEncoder:
         if spec not in self._encoders:
             self._encoders[spec] = load_encoder(spec)
         return self._encoders[spec]
+
+
+class BatchCounter(_Tokenizing):
+    """A scan's work per batch: parse -> render -> encode (-> parity guard), exactly as a build
+    does, then count."""
+
+    def __call__(self, raw: RawBatch) -> CountedBatch:
+        """Count one raw batch (the function workers run)."""
+        file = self.plan.files[raw.file_index]
+        parsed = parse_lines(raw, file)
+        utf8 = [text.encode("utf-8") for text in parsed.texts]
+        encoder = self._encoder(file.tokenizer)
+        flat, lengths = _encode(encoder, parsed, utf8, file.path)
+        # A fast engine is held to the reference library here exactly as in a build.
+        _, mismatch = _parity(encoder, raw, parsed, utf8, flat, lengths, file.path)
+        lines, error = parsed.line_numbers, parsed.error
+        if mismatch is not None:
+            keep, error = mismatch
+            lengths, lines = lengths[:keep], lines[:keep]
+        return CountedBatch(raw.file_index, len(raw.data) + 1, lengths, lines, error)
+
+
+class BatchEncoder(_Tokenizing):
+    """A build's work per batch: parse -> render -> hash -> encode -> assign -> pad."""
+
+    def __init__(self, plan: BuildPlan, encoders: dict[TokenizerSpec, Encoder] | None = None):
+        super().__init__(plan, encoders)
+        self._file_json = [orjson.dumps(f.path).decode() for f in plan.files]
 
     def __call__(self, raw: RawBatch) -> EncodedBatch:
         """Encode one raw batch (the function workers run)."""

@@ -27,7 +27,10 @@ class UnitBuildConfig:
     tokenizer: object = None
     """Its argument: one ``{"path": ...}`` dict (shared) or a list of them."""
     sizes: object = None
-    """``units(sizes=...)``: list of ascending size lists, one shared or one per file."""
+    """``units(sizes=...)``: list of ascending size lists (one shared or one per file), or "auto"."""
+    unit_plan: object = None
+    """``units(count=, align=, max_size=, cost=, unit_cost=)``: the planner's options given for
+    ``sizes="auto"``, as a dict of the ones given (None when none was)."""
     build_batch: object = None
     """``units(build_batch=...)``: list of positive ints, one shared or one per file."""
     output_dir: object = None

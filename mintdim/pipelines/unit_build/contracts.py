@@ -9,17 +9,24 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from mintdim.shared.types import Engine, TokenizerKind
 
+if TYPE_CHECKING:
+    from mintdim.pipelines.unit_build.units.optimal import UnitPlan
+
 __all__ = [
+    "AutoUnits",
     "BuildPlan",
     "BuildResult",
     "FilePlan",
+    "LongSample",
     "OutputPlan",
     "OutputResult",
+    "ScanResult",
     "Template",
     "TokenizerInfo",
     "TokenizerSpec",
@@ -150,11 +157,11 @@ class FilePlan:
     tokenizer: TokenizerSpec
     """The tokenizer this file is encoded with."""
     sizes: tuple[int, ...]
-    """Unit sizes, strictly ascending."""
+    """Unit sizes, strictly ascending (empty in a scan's plan)."""
     build_batch: int
     """Raw lines per tokenizer batch; changes speed, never output."""
-    output_index: int
-    """Index into ``BuildPlan.outputs`` of the directory this file writes to."""
+    output_index: int | None
+    """Index into ``BuildPlan.outputs`` of the directory this file writes to (None in a scan)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +182,25 @@ class OutputPlan:
     """Records per shard file before a new shard starts."""
     file_indexes: tuple[int, ...]
     """Indexes of the files writing here, in input order."""
+    planned: dict | None = None
+    """For ``sizes="auto"``: how the sizes were chosen and the padding predicted (the manifest's
+    ``units.planned``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AutoUnits:
+    """``units(sizes="auto", ...)``: how to plan the sizes once a scan has counted the samples."""
+
+    count: int | None
+    """At most this many sizes (None: ``unit_cost`` chooses)."""
+    align: int
+    """Every size a multiple of this."""
+    max_size: int | None
+    """No size above this; longer samples overflow."""
+    cost: str
+    """``tokens`` or ``attention`` (see ``units/optimal.py``)."""
+    unit_cost: float | None
+    """The price of one more unit, in cost units, when ``count`` is None."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,7 +210,9 @@ class BuildPlan:
     files: tuple[FilePlan, ...]
     """Input files in declaration order."""
     outputs: tuple[OutputPlan, ...]
-    """Distinct output directories in order of first declaration."""
+    """Distinct output directories in order of first declaration (none in a scan's plan)."""
+    auto: AutoUnits | None = None
+    """Set for ``sizes="auto"``: every ``sizes`` here is empty until the scan planned them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +223,8 @@ class OutputResult:
     """The directory exactly as declared."""
     stats: dict
     """The content of its stats.json."""
+    plan: UnitPlan | None = None
+    """For ``sizes="auto"``: the exact plan its sizes came from (with the length histogram)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,3 +232,41 @@ class BuildResult:
     """What ``run()`` returns: one entry per output directory, in declaration order."""
 
     outputs: tuple[OutputResult, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LongSample:
+    """A sample longer than some size, where it is."""
+
+    file: str
+    """The input file exactly as declared."""
+    line: int
+    """1-based line in that file."""
+    token_count: int
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ScanResult:
+    """What ``scan()`` returns: every sample's exact token count, with where it came from."""
+
+    files: tuple[str, ...]
+    """Input files as declared, in order."""
+    by_file: tuple[np.ndarray, ...]
+    """Per input file, each sample's exact token count (int64) in line order."""
+    lines_by_file: tuple[np.ndarray, ...]
+    """Per input file, each sample's 1-based line (int64); blank lines hold no sample."""
+    bytes_per_token: int
+    """Bytes of one shard slot a build with these tokenizers writes (the widest of them)."""
+
+    @property
+    def token_counts(self) -> np.ndarray:
+        """Every sample's count, in input order across files."""
+        return np.concatenate(self.by_file) if self.by_file else np.empty(0, np.int64)
+
+    def longer_than(self, size: int) -> tuple[LongSample, ...]:
+        """Every sample with more than ``size`` tokens, in input order."""
+        found = []
+        for file, counts, lines in zip(self.files, self.by_file, self.lines_by_file, strict=True):
+            for position in np.flatnonzero(counts > size).tolist():
+                found.append(LongSample(file, int(lines[position]), int(counts[position])))
+        return tuple(found)

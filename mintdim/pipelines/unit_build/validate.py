@@ -3,10 +3,12 @@
 Order: completeness, then the shape and mapping of every block without touching the filesystem,
 then files and directories, then tokenizer loading and the template/tokenizer contract. Every
 check runs before the first byte is written; the first failing rule raises its named error.
+A scan (``validate_scan``) checks only what it reads: source, tokenizer and build_batch.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from mintdim.pipelines.unit_build.config import UnitBuildConfig
@@ -26,23 +28,27 @@ from mintdim.pipelines.unit_build.source.jsonl import RawBatch, parse_lines, rea
 from mintdim.pipelines.unit_build.tokenizer import Encoder, parity
 from mintdim.pipelines.unit_build.tokenizer import validate as tokenizer_validate
 from mintdim.pipelines.unit_build.tokenizer.fast import FastEncoder
-from mintdim.pipelines.unit_build.units.validate import unit_settings
+from mintdim.pipelines.unit_build.units.validate import auto_units, build_batches, unit_settings
 from mintdim.shared.errors import PipelineValidationError, TokenizerMappingError
 from mintdim.shared.paths import resolve, same_place_key
 
-__all__ = ["validate"]
+__all__ = ["SCAN_BUILD_BATCH", "validate", "validate_scan"]
+
+SCAN_BUILD_BATCH = 4096
+"""Lines per batch of a scan whose job declares no ``units.build_batch``."""
+
+_SCAN_NEEDS = ("source.files", "source.fields", "source.templates", "tokenizer")
 
 
 def validate(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpec, Encoder]]:
     """Check every declaration; return the plan and the tokenizers it loaded."""
-    missing = config.missing()
-    if missing:
-        raise PipelineValidationError(missing=missing)
-    files = source_validate.source_files(config.files)
+    files, schemas, tokenizers = _inputs(config, config.missing())
     count = len(files)
-    schemas = source_validate.source_schemas(files, config.fields, config.templates)
-    tokenizers = _tokenizer_specs(config, count)
-    units = unit_settings(config.sizes, config.build_batch, count)
+    auto = auto_units(config.sizes, config.unit_plan)
+    if auto is None:
+        units = unit_settings(config.sizes, config.build_batch, count)
+    else:  # planned per output directory after the scan
+        units = [((), batch) for batch in build_batches(config.build_batch, count)]
     dirs = output_validate.output_dirs(config.output_dir, count)
     shard_sizes = output_validate.samples_per_shard(config.samples_per_shard, count)
     places = [same_place_key(spec.abs_path, "tokenizer.path") for spec in tokenizers]
@@ -50,7 +56,7 @@ def validate(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpec, En
         {
             # Two spellings of one tokenizer file are one tokenizer.
             "tokenizer": f"{tokenizers[i].kind}: {places[i]}",
-            "units.sizes": str(list(units[i][0])),
+            "units.sizes": "auto" if auto else str(list(units[i][0])),
             "output.samples_per_shard": str(shard_sizes[i]),
         }
         for i in range(count)
@@ -59,10 +65,73 @@ def validate(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpec, En
     absolute = source_validate.check_files_exist(files)
     output_validate.check_directories_usable([dirs[members[0]] for members in groups])
 
+    output_of = {i: g for g, members in enumerate(groups) for i in members}
+    file_plans, encoders, fallbacks = _file_plans(
+        files, absolute, schemas, tokenizers, units, lambda i: output_of[i]
+    )
+    infos = {
+        spec: _info(encoder, fallbacks[spec], _parity(encoder, file_plans))
+        for spec, encoder in encoders.items()
+    }
+    outputs = tuple(
+        OutputPlan(
+            path=dirs[members[0]],
+            abs_path=str(resolve(dirs[members[0]], "output.dir")),
+            tokenizer=file_plans[members[0]].tokenizer,
+            info=infos[file_plans[members[0]].tokenizer],
+            sizes=units[members[0]][0],
+            samples_per_shard=shard_sizes[members[0]],
+            file_indexes=tuple(members),
+        )
+        for members in groups
+    )
+    return BuildPlan(files=file_plans, outputs=outputs, auto=auto), encoders
+
+
+def validate_scan(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpec, Encoder]]:
+    """Check what a scan reads (source, tokenizer, build_batch if declared): a plan with no outputs.
+
+    Units and output may be omitted; without ``units.build_batch`` the scan reads
+    ``SCAN_BUILD_BATCH`` lines per batch (a speed setting that never changes a count).
+    """
+    missing = [name for name in config.missing() if name in _SCAN_NEEDS]
+    files, schemas, tokenizers = _inputs(config, missing)
+    count = len(files)
+    declared = [SCAN_BUILD_BATCH] if config.build_batch is None else config.build_batch
+    batches = build_batches(declared, count)
+    absolute = source_validate.check_files_exist(files)
+    file_plans, encoders, _ = _file_plans(
+        files, absolute, schemas, tokenizers, [((), b) for b in batches], lambda i: None
+    )
+    for encoder in encoders.values():
+        _parity(encoder, file_plans)  # a fast engine must match the reference before a scan too
+    return BuildPlan(files=file_plans, outputs=()), encoders
+
+
+def _inputs(
+    config: UnitBuildConfig, missing: list[str]
+) -> tuple[list[str], list, list[TokenizerSpec]]:
+    """Nothing ``missing``; then the files, their fields and templates, and their tokenizers."""
+    if missing:
+        raise PipelineValidationError(missing=missing)
+    files = source_validate.source_files(config.files)
+    schemas = source_validate.source_schemas(files, config.fields, config.templates)
+    return files, schemas, _tokenizer_specs(config, len(files))
+
+
+def _file_plans(
+    files: list[str],
+    absolute: list[str],
+    schemas: list,
+    tokenizers: list[TokenizerSpec],
+    units: list[tuple[tuple[int, ...], int]],
+    output_of: Callable[[int], int | None],
+) -> tuple[tuple[FilePlan, ...], dict[TokenizerSpec, Encoder], dict[TokenizerSpec, str | None]]:
+    """Load each tokenizer once (with its engine), check every template against it, and plan
+    each file; also each loaded tokenizer's engine fallback, if any."""
     loaded = {spec: tokenizer_validate.load_with_engine(spec) for spec in dict.fromkeys(tokenizers)}
     tokenizers = [loaded[spec][0] for spec in tokenizers]
     encoders = {spec: encoder for spec, encoder, _ in loaded.values()}
-    output_of = {i: g for g, members in enumerate(groups) for i in members}
     file_plans = tuple(
         FilePlan(
             index=i,
@@ -73,30 +142,13 @@ def validate(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpec, En
             tokenizer=tokenizers[i],
             sizes=units[i][0],
             build_batch=units[i][1],
-            output_index=output_of[i],
+            output_index=output_of(i),
         )
-        for i in range(count)
+        for i in range(len(files))
     )
     for (spec, template), indexes in _files_by_template(file_plans).items():
         tokenizer_validate.check_template_literals(encoders[spec], template, indexes)
-    fallbacks = {spec: fallback for spec, _, fallback in loaded.values()}
-    infos = {
-        spec: _info(encoder, fallbacks[spec], _parity(encoder, file_plans))
-        for spec, encoder in encoders.items()
-    }
-    outputs = tuple(
-        OutputPlan(
-            path=dirs[members[0]],
-            abs_path=str(resolve(dirs[members[0]], "output.dir")),
-            tokenizer=tokenizers[members[0]],
-            info=infos[tokenizers[members[0]]],
-            sizes=units[members[0]][0],
-            samples_per_shard=shard_sizes[members[0]],
-            file_indexes=tuple(members),
-        )
-        for members in groups
-    )
-    return BuildPlan(files=file_plans, outputs=outputs), encoders
+    return file_plans, encoders, {spec: fallback for spec, _, fallback in loaded.values()}
 
 
 def _files_by_template(

@@ -13,7 +13,9 @@ A build that succeeds writes everything to disk (fsync) before the manifest, the
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import numpy as np
@@ -35,13 +37,16 @@ from mintdim.pipelines.unit_build.output.unit_index import UnitIndexWriter
 from mintdim.pipelines.unit_build.output.unk_index import UnkIndexWriter
 from mintdim.pipelines.unit_build.source.jsonl import InputFingerprint
 from mintdim.pipelines.unit_build.units.shard_writer import UnitShardWriter, unit_dir_name
-from mintdim.shared.errors import MintDimError, OutputValidationError
+from mintdim.shared.errors import BuildWriteError, MintDimError, OutputValidationError
 from mintdim.shared.lang import Bilingual
 
 __all__ = ["AUDIT_FILES", "EMPTY_UNIT", "UNIT_BUILD_FAILED", "OutputDirectory", "empty_unit_text"]
 
 EMPTY_UNIT = "EMPTY_UNIT.md"
 UNIT_BUILD_FAILED = "UNIT_BUILD_FAILED.md"
+_MARKER_ROOM = f".{UNIT_BUILD_FAILED}.room"
+_MARKER_BYTES = 16 << 10
+"""Space held for a failure marker while a build runs (its text is a few KiB)."""
 AUDIT_FILES = (
     sample_index.FILENAME,
     duplicate_index.FILENAME,
@@ -68,6 +73,8 @@ class OutputDirectory:
         self._stats = stats.StatsCounter(plan.sizes)
         self._sizes = np.asarray(plan.sizes, dtype=np.int64)
         self._parity_rows = 0
+        self.complete = False
+        """True once the manifest is written: a finished build that nothing may mark failed."""
 
     def create(self) -> None:
         """Create the directory (validated absent or empty), its unit folders and index files."""
@@ -76,6 +83,9 @@ class OutputDirectory:
             for size in self.plan.sizes:
                 unit_path = self.path / unit_dir_name(size)
                 unit_path.mkdir()
+                # Room for the failure marker, taken now: on a disk that fills up later the
+                # marker is written into blocks the build already holds.
+                (unit_path / _MARKER_ROOM).write_bytes(bytes(_MARKER_BYTES))
                 self._units.append(UnitShardWriter(unit_path, size, self.plan.samples_per_shard))
                 self._indexes.append(UnitIndexWriter(self.path, size))
             self._samples = SampleIndexWriter(self.path)
@@ -94,8 +104,22 @@ class OutputDirectory:
             if any(self.path.iterdir()):
                 raise OutputValidationError(directory=self.plan.path, problem="not_empty") from None
 
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """An ``OSError`` while writing here becomes ``BuildWriteError`` naming the directory."""
+        try:
+            yield
+        except OSError as err:
+            if isinstance(err, MintDimError):
+                raise
+            raise BuildWriteError.from_os_error("output", self.plan.path, err) from err
+
     def write(self, batch: EncodedBatch) -> None:
         """Append one batch: shard records, index entries and lines, digests and counts."""
+        with self._writing():
+            self._write(batch)
+
+    def _write(self, batch: EncodedBatch) -> None:
         first_id = self._next_id
         # Each sample's place among its unit's records, from the unit's count before this batch.
         sequence = np.empty(batch.sample_count, dtype=np.int64)
@@ -119,6 +143,12 @@ class OutputDirectory:
 
         ``fingerprints``: each input file's, by file index, as it was read.
         """
+        with self._writing():
+            content = self._finish(fingerprints)
+        self.complete = True
+        return content
+
+    def _finish(self, fingerprints: Mapping[int, InputFingerprint]) -> dict[str, object]:
         shards = [record for writer in self._units for record in writer.finish()]
         indexes = [record for index in self._indexes if (record := index.finish())]
         self._samples.close()
@@ -143,6 +173,8 @@ class OutputDirectory:
         durable.write_json_atomic(self.path / histogram.FILENAME, content["unit_distribution"])
         # The manifest vouches for every file here: after a crash (power loss, kernel panic) it
         # must never stand over shards or indexes that were still only in the page cache.
+        for size in self.plan.sizes:
+            (self.path / unit_dir_name(size) / _MARKER_ROOM).unlink()
         durable.sync_tree(self.path)
         durable.write_json_atomic(
             self.path / manifest.FILENAME,
@@ -168,17 +200,25 @@ class OutputDirectory:
         }
 
     def fail(self, error: BaseException) -> None:
-        """Mark every unit directory as failed; never writes a manifest."""
+        """Mark every unit directory written so far as failed; never writes a manifest.
+
+        A finished directory (``complete``) is left as it is. Closing a file may fail again
+        (its buffer cannot reach a full disk): that data belonged to the failed build anyway,
+        and no such failure may keep a unit directory from getting its marker.
+        """
+        if self.complete:
+            return
         for writer in [*self._units, *self._indexes]:
-            writer.abort()
+            with suppress(OSError):
+                writer.abort()
         for handle in (self._samples, self._unks):
             if handle is not None:
-                handle.close()
-        text = _failed_text(error)
+                with suppress(OSError):
+                    handle.close()
+        text = _failed_text(error).encode("utf-8")
         for size in self.plan.sizes:
-            unit_path = self.path / unit_dir_name(size)
-            if unit_path.is_dir():
-                (unit_path / UNIT_BUILD_FAILED).write_text(text, encoding="utf-8")
+            with suppress(OSError):  # the directory itself may be gone
+                _write_marker(self.path / unit_dir_name(size), text)
 
 
 EMPTY_UNIT_TEXT = Bilingual(
@@ -205,6 +245,19 @@ FAILED_TEXT = Bilingual(
 def empty_unit_text(size: int) -> str:
     """The text of EMPTY_UNIT.md in a unit no sample needed."""
     return EMPTY_UNIT_TEXT.both(size=size) + "\n"
+
+
+def _write_marker(unit_path: Path, text: bytes) -> None:
+    """UNIT_BUILD_FAILED.md, written into the room taken at create when it is there."""
+    room = unit_path / _MARKER_ROOM
+    if not room.is_file():
+        if unit_path.is_dir():
+            (unit_path / UNIT_BUILD_FAILED).write_bytes(text)
+        return
+    with open(room, "r+b") as handle:
+        handle.write(text[:_MARKER_BYTES])
+        handle.truncate()
+    os.replace(room, unit_path / UNIT_BUILD_FAILED)
 
 
 def _failed_text(error: BaseException) -> str:

@@ -96,7 +96,11 @@ def _content(
             "byte_order": "little",
             "record_layout": "unit_size slots per record: tokens, then pad_id",
         },
-        "units": {"sizes": list(output.sizes)},
+        "units": {
+            "sizes": list(output.sizes),
+            # How sizes="auto" chose them, and the padding it predicted (which stats.json meets).
+            **({"planned": output.planned} if output.planned is not None else {}),
+        },
         "source": {
             "files": [f.path for f in files],
             "fields": [list(f.fields) for f in files],
