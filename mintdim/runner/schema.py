@@ -105,6 +105,14 @@ class SourceConfig:
             "'source.templates=[\"{prompt}\\n{response}\"]'",
         ),
     )
+    max_line_bytes: int | None = field(
+        default=None,
+        metadata=_help(
+            "longest JSONL line read, in bytes (null: 64 MiB)",
+            "dòng JSONL dài nhất được đọc, tính bằng byte (null: 64 MiB)",
+            "source.max_line_bytes=268435456",
+        ),
+    )
 
 
 @dataclass

@@ -4,7 +4,8 @@ The composed config is turned into plain Python values (lists stay lists, exactl
 and handed to the public fluent API, step by step::
 
     pipeline("unit-build")
-      .source.jsonl(files=source.files, fields=source.fields, templates=source.templates)
+      .source.jsonl(files=source.files, fields=source.fields, templates=source.templates,
+                    max_line_bytes=source.max_line_bytes)
       .tokenizer.<tokenizer.type>([{"path": p, <tokenizer options set>} for p in tokenizer.path])
       .units(sizes=units.sizes, build_batch=units.build_batch, count=units.count, ...)
       .output.dir(output.dir, samples_per_shard=output.samples_per_shard)
@@ -46,7 +47,7 @@ TOKENIZER_OPTIONS = ("encode", "append_eos", "pad_fallback", "unk_fallback")
 """Tokenizer keys shared by every path: each is added to every ``{"path": ...}`` dict when set."""
 
 BUILD_KEYS = {
-    "source": ("files", "fields", "templates"),
+    "source": ("files", "fields", "templates", "max_line_bytes"),
     "tokenizer": ("type", "path", *TOKENIZER_OPTIONS),
     "units": ("sizes", "build_batch", "count", "align", "max_size", "cost", "unit_cost"),
     "output": ("dir", "samples_per_shard"),
@@ -104,6 +105,7 @@ def fluent_arguments(
             "files": v["source", "files"],
             "fields": v["source", "fields"],
             "templates": v["source", "templates"],
+            "max_line_bytes": v["source", "max_line_bytes"],
         },
         "tokenizer": {"type": v["tokenizer", "type"], "config": tokenizer},
         "units": {key: v["units", key] for key in BUILD_KEYS["units"]},

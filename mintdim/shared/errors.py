@@ -1767,6 +1767,13 @@ class SourceValidationError(MintDimError, ValueError):
             ),
             Bilingual("write {key} as a string", "viết {key} dưới dạng string"),
         ),
+        "not_positive": (
+            Bilingual(
+                "{key} must be a positive integer, got {got!r}",
+                "{key} phải là số nguyên dương, hiện tại là {got!r}",
+            ),
+            Bilingual("give {key} as a number of bytes", "hãy đưa {key} là một số byte"),
+        ),
         "duplicate_field": (
             Bilingual(
                 "{key} declares field {got!r} more than once",
@@ -2186,6 +2193,46 @@ class BuildWriteError(MintDimError, OSError):
             yield "File", self.path
         yield _H.REASON, self._REASONS[self.reason], self.detail
         yield _H.FIX, self._FIXES[self.place]
+
+
+class LineTooLongError(MintDimError, ValueError):
+    """Raised when a JSONL line grows past ``source.max_line_bytes`` before its newline."""
+
+    file: str
+    line: int
+    limit: int
+
+    summary = Bilingual(
+        "A JSONL line is longer than the line limit.",
+        "Một dòng JSONL dài hơn giới hạn độ dài dòng.",
+    )
+    examples = ({"file": "./data/dump.jsonl", "line": 1, "limit": 67108864},)
+
+    def _sections(self) -> Iterator[Any]:
+        yield _H.SAMPLE, format_location(self.file, self.line)
+        yield (
+            _H.REASON,
+            Bilingual(
+                "no newline within {limit:,} bytes (source.max_line_bytes): MintDim holds a "
+                "line in memory until its newline, so it stops here instead of running out",
+                "không có ký tự xuống dòng trong {limit:,} byte (source.max_line_bytes): MintDim "
+                "giữ một dòng trong bộ nhớ cho tới ký tự xuống dòng, nên dừng ở đây thay vì "
+                "cạn bộ nhớ",
+            ),
+        )
+        yield (
+            _H.FIX,
+            Bilingual(
+                "a line this long is usually not JSONL (one JSON array, a whole document, a "
+                "binary file): write one JSON object per line; if the samples really are this "
+                "long, raise the limit: .source.jsonl(..., max_line_bytes=N) or "
+                "source.max_line_bytes=N",
+                "một dòng dài như vậy thường không phải JSONL (một mảng JSON, cả một tài liệu, "
+                "một file nhị phân): hãy ghi mỗi dòng một JSON object; nếu mẫu thật sự dài như "
+                "vậy, hãy nâng giới hạn: .source.jsonl(..., max_line_bytes=N) hoặc "
+                "source.max_line_bytes=N",
+            ),
+        )
 
 
 class InputChangedError(MintDimError, RuntimeError):

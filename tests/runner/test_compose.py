@@ -326,7 +326,7 @@ def test_a_typo_in_your_own_yaml_fails_and_the_hint_lists_valid_keys(compose_cfg
     ) as info:
         compose_cfg(f"hydra.searchpath=[file://{tmp_path}]", "source=mine")
     assert hint_lines(info.value, "en") == [
-        "MintDim: Valid keys in source: files, fields, templates"
+        "MintDim: Valid keys in source: files, fields, templates, max_line_bytes"
     ]
 
 

@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tracemalloc
 from contextlib import suppress
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from mintdim import open_build
 from mintdim.pipelines.unit_build import runtime
 from mintdim.pipelines.unit_build.output.dir import UNIT_BUILD_FAILED, OutputDirectory
 from mintdim.pipelines.unit_build.output.verify import verify_build
+from mintdim.pipelines.unit_build.source import jsonl
 from mintdim.shared import errors
 from tests.unit_build.helpers import job, write_jsonl
 
@@ -288,3 +290,47 @@ def test_a_completed_output_stays_complete_when_a_later_one_fails(
     assert not list((cwd / "done").rglob(UNIT_BUILD_FAILED))
     assert verify_build(cwd / "done").ok
     _assert_failed_build(disk / "out", "BuildWriteError", sizes=[64, 1024])
+
+
+def test_a_line_past_the_limit_is_named_with_its_place(cwd, sp_model):
+    rows = [{"text": "the model"}, {"text": "data"}, {"text": "x" * (3 << 20)}, {"text": "a"}]
+    write_jsonl("data.jsonl", rows)
+    with pytest.raises(errors.LineTooLongError) as caught:
+        job(["data.jsonl"], sp_model, sizes=[SIZES], build_batch=[2]).source.jsonl(
+            files=["data.jsonl"], fields=[["text"]], templates=["{text}"], max_line_bytes=1 << 20
+        ).run(workers=1)
+    assert (caught.value.file, caught.value.line, caught.value.limit) == ("data.jsonl", 3, 1 << 20)
+    assert "data.jsonl:3" in caught.value.message("vi")
+    _assert_failed_build(cwd / "out", "LineTooLongError")
+
+
+def test_a_file_without_newlines_stops_at_the_limit_not_at_memory(cwd, sp_model, monkeypatch):
+    with open("dump.jsonl", "wb") as handle:
+        for _ in range(48):
+            handle.write(b"[1, 2, 3, 4] " * ((1 << 20) // 13))  # about 48 MiB, no newline
+    monkeypatch.setattr(jsonl, "_READ_BLOCK", 1 << 20)
+    tracemalloc.start()
+    try:
+        with pytest.raises(errors.LineTooLongError) as caught:
+            job(["dump.jsonl"], sp_model, sizes=[SIZES]).source.jsonl(
+                files=["dump.jsonl"],
+                fields=[["text"]],
+                templates=["{text}"],
+                max_line_bytes=4 << 20,
+            ).run(workers=1)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert caught.value.line == 1
+    assert peak < 24 << 20, f"{peak / 2**20:.0f} MiB held for one unfinished line"
+
+
+@pytest.mark.parametrize("value", [0, -1, "big", 1.5, True])
+def test_the_line_limit_must_be_a_positive_int(cwd, sp_model, value):
+    write_jsonl("data.jsonl", [{"text": "the model"}])
+    with pytest.raises(errors.SourceValidationError) as caught:
+        job(["data.jsonl"], sp_model).source.jsonl(
+            files=["data.jsonl"], fields=[["text"]], templates=["{text}"], max_line_bytes=value
+        ).run(workers=1)
+    assert (caught.value.key, caught.value.problem) == ("source.max_line_bytes", "not_positive")
+    assert not (cwd / "out").exists()

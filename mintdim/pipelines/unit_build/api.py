@@ -169,10 +169,21 @@ class _SourceStep:
         self._job = job
 
     def jsonl(
-        self, files: object = None, fields: object = None, templates: object = None
+        self,
+        files: object = None,
+        fields: object = None,
+        templates: object = None,
+        max_line_bytes: object = None,
     ) -> UnitBuildPipeline:
-        """JSONL inputs: ``files[i]`` is read with ``fields[i]`` and rendered with ``templates[i]``."""
-        return self._job._with(files=files, fields=fields, templates=templates)
+        """JSONL inputs: ``files[i]`` is read with ``fields[i]`` and rendered with ``templates[i]``.
+
+        ``max_line_bytes``: the longest line MintDim reads (default 64 MiB, far above any real
+        sample): a line still without its newline past it is ``LineTooLongError``, not a
+        MemoryError.
+        """
+        return self._job._with(
+            files=files, fields=fields, templates=templates, max_line_bytes=max_line_bytes
+        )
 
 
 class _TokenizerStep:

@@ -22,6 +22,8 @@ class UnitBuildConfig:
     """``source.jsonl(fields=...)``: list of lists of keys, one shared or one per file."""
     templates: object = None
     """``source.jsonl(templates=...)``: list of template strings, one shared or one per file."""
+    max_line_bytes: object = None
+    """``source.jsonl(max_line_bytes=...)``: the longest line read; None means the default."""
     tokenizer_kind: TokenizerKind | None = None
     """Which ``.tokenizer`` method was called."""
     tokenizer: object = None

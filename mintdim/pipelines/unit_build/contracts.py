@@ -213,6 +213,8 @@ class FilePlan:
     """Unit sizes, strictly ascending (empty in a scan's plan)."""
     build_batch: int
     """Raw lines per tokenizer batch; changes speed, never output."""
+    max_line_bytes: int
+    """The longest line read: a longer one is ``LineTooLongError``."""
     output_index: int | None
     """Index into ``BuildPlan.outputs`` of the directory this file writes to (None in a scan)."""
 

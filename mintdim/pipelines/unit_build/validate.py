@@ -67,7 +67,7 @@ def validate(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpec, En
 
     output_of = {i: g for g, members in enumerate(groups) for i in members}
     file_plans, encoders, fallbacks = _file_plans(
-        files, absolute, schemas, tokenizers, units, lambda i: output_of[i]
+        config, files, absolute, schemas, tokenizers, units, lambda i: output_of[i]
     )
     infos = {
         spec: _info(encoder, fallbacks[spec], _parity(encoder, file_plans))
@@ -105,7 +105,7 @@ def validate_scan(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpe
     batches = build_batches(declared, count)
     absolute = source_validate.check_files_exist(files)
     file_plans, encoders, _ = _file_plans(
-        files, absolute, schemas, tokenizers, [((), b) for b in batches], lambda i: None
+        config, files, absolute, schemas, tokenizers, [((), b) for b in batches], lambda i: None
     )
     for encoder in encoders.values():
         _parity(encoder, file_plans)  # a fast engine must match the reference before a scan too
@@ -124,6 +124,7 @@ def _inputs(
 
 
 def _file_plans(
+    config: UnitBuildConfig,
     files: list[str],
     absolute: list[str],
     schemas: list,
@@ -133,6 +134,7 @@ def _file_plans(
 ) -> tuple[tuple[FilePlan, ...], dict[TokenizerSpec, Encoder], dict[TokenizerSpec, str | None]]:
     """Load each tokenizer once (with its engine), check every template against it, and plan
     each file; also each loaded tokenizer's engine fallback, if any."""
+    line_limit = source_validate.max_line_bytes(config.max_line_bytes)
     loaded = {spec: tokenizer_validate.load_with_engine(spec) for spec in dict.fromkeys(tokenizers)}
     tokenizers = [loaded[spec][0] for spec in tokenizers]
     encoders = {spec: encoder for spec, encoder, _ in loaded.values()}
@@ -146,6 +148,7 @@ def _file_plans(
             tokenizer=tokenizers[i],
             sizes=units[i][0],
             build_batch=units[i][1],
+            max_line_bytes=line_limit,
             output_index=output_of(i),
         )
         for i in range(len(files))

@@ -18,6 +18,7 @@ directory, so run the deep check from where the build ran.
 from __future__ import annotations
 
 import hashlib
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -63,6 +64,7 @@ def deep_check(root: Path, content: dict, report: VerifyReport) -> None:
             tokenizer=encoder.spec,
             sizes=tuple(int(size) for size in content["units"]["planned_sizes"]),
             build_batch=_BATCH_LINES,
+            max_line_bytes=sys.maxsize,  # the build read these lines, whatever its limit was
             output_index=0,
         )
         blank_lines += _check_file(plan, source["inputs"][index], reference, build, rows, report)

@@ -20,6 +20,7 @@ from mintdim.pipelines.unit_build.contracts import FilePlan
 from mintdim.shared.errors import (
     FieldValueTypeError,
     InputChangedError,
+    LineTooLongError,
     MintDimError,
     SampleSchemaError,
     SourceParseError,
@@ -103,6 +104,7 @@ def read_raw_batches(plan: FilePlan) -> Generator[RawBatch, None, InputFingerpri
     for block in blocks:
         data += block
         newlines = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == _NEWLINE)
+        _check_line_lengths(plan, data, newlines, next_line)
         start = 0
         for taken in range(size, newlines.size + 1, size):
             end = int(newlines[taken - 1])
@@ -113,6 +115,17 @@ def read_raw_batches(plan: FilePlan) -> Generator[RawBatch, None, InputFingerpri
     if data:  # fewer than build_batch lines, the last one perhaps without a newline
         yield RawBatch(plan.index, next_line, data[:-1] if data.endswith(b"\n") else data)
     return blocks.fingerprint
+
+
+def _check_line_lengths(plan: FilePlan, data: bytes, newlines: np.ndarray, first_line: int) -> None:
+    """``LineTooLongError`` for the first line of ``data`` (which starts at ``first_line``) longer
+    than the limit, the unfinished last one included: memory stays bounded by the limit."""
+    bounds = np.concatenate(([-1], newlines, [len(data)]))
+    over = np.flatnonzero(np.diff(bounds) - 1 > plan.max_line_bytes)
+    if over.size:
+        raise LineTooLongError(
+            file=plan.path, line=first_line + int(over[0]), limit=plan.max_line_bytes
+        )
 
 
 class _Blocks:
