@@ -399,6 +399,7 @@ def _build(root: Path, content: dict) -> _Build:
         int(facts["bytes"]), str(facts["sha256"])
     overflows = _read_jsonl(root / overflow_index.FILENAME)
     units, layout = content["units"], content["segment_spans"]
+    int(content["source"]["max_line_bytes"])  # a deep verify reads lines with this limit
     return _Build(
         root=root,
         content=content,
