@@ -92,6 +92,16 @@ def test_an_intact_build_passes_every_check(cwd, tokenizer, request):
     assert report["samples"] == stats["total_samples"]
     assert report["shards"] == stats["shard_count"]
     assert report["shard_bytes"] == stats["shard_bytes"]
+    # The hidden reserve for a failure marker is gone once the build is complete ...
+    assert not [p for p in out.rglob("*") if p.name.endswith(".room")]
+
+
+def test_a_left_behind_marker_reserve_is_not_part_of_a_build(cwd, sp_model):
+    """... and one found beside a manifest (a file put there later) is listed as unlisted."""
+    out = _build(cwd, sp_model)
+    unit = sorted(out.glob("unit_*"))[0]
+    (unit / ".UNIT_BUILD_FAILED.md.room").write_bytes(bytes(16 << 10))
+    assert _codes(_report(out)) == {(f"{unit.name}/.UNIT_BUILD_FAILED.md.room", "unlisted")}
 
 
 def test_every_flipped_byte_in_every_file_is_found(cwd, hf_json):
