@@ -73,3 +73,19 @@ def test_planner_options_only_with_auto(sp_model, cwd):
     with pytest.raises(UnitValidationError) as caught:
         job(["a.jsonl"], sp_model).units(sizes="auto", build_batch=[4], align=0).run(workers=1)
     assert caught.value.key == "units.align"
+
+
+def test_auto_units_never_plan_a_size_past_the_largest_unit_allowed(sp_model, cwd, monkeypatch):
+    # Samples longer than MAX_UNIT_SIZE (2**24) are impractical to write in a test: lower it.
+    from mintdim.pipelines.unit_build.units import auto
+
+    monkeypatch.setattr(auto, "MAX_UNIT_SIZE", 40)
+    rows = _rows(60)
+    write_jsonl("a.jsonl", rows)
+    encode = reference_encoder(sp_model)
+    over = [(i + 1, n) for i, row in enumerate(rows) if (n := len(encode(row["text"]))) > 40]
+    declared = job(["a.jsonl"], sp_model).units(sizes="auto", build_batch=[16], count=3)
+    with pytest.raises(UnitOverflowError) as caught:
+        declared.run(workers=1, progress=False)
+    assert (caught.value.count, caught.value.max_unit_size) == (len(over), 40)
+    assert not (cwd / "out").exists()
