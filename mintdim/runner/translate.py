@@ -6,10 +6,10 @@ and handed to the public fluent API, step by step::
     pipeline("unit-build")
       .source.jsonl(files=source.files, fields=source.fields, templates=source.templates,
                     max_line_bytes=source.max_line_bytes)
-      .tokenizer.<tokenizer.type>([{"path": p} for p in tokenizer.path])
+      .tokenizer.<tokenizer.type>([{"path": p, <tokenizer options set>} for p in tokenizer.path])
       .units(sizes=units.sizes, build_batch=units.build_batch, count=units.count, ...)
       .output.dir(output.dir, samples_per_shard=output.samples_per_shard)
-      .run(workers=workers, progress=progress)
+      .run(workers=workers, progress=progress, on_overflow=on_overflow)
 
 A value left as ``???`` in the config is passed as ``None``, so the core's
 ``PipelineValidationError`` lists everything that is missing, in the current language. All
@@ -35,6 +35,7 @@ from mintdim.runner.schema import field_help, register_configs
 
 __all__ = [
     "BUILD_KEYS",
+    "TOKENIZER_OPTIONS",
     "fluent_arguments",
     "job_from_arguments",
     "job_from_config",
@@ -42,9 +43,12 @@ __all__ = [
     "scan_job",
 ]
 
+TOKENIZER_OPTIONS = ("encode", "append_eos", "pad_fallback", "unk_fallback")
+"""Tokenizer keys shared by every path: each is added to every ``{"path": ...}`` dict when set."""
+
 BUILD_KEYS = {
     "source": ("files", "fields", "templates", "max_line_bytes"),
-    "tokenizer": ("type", "path"),
+    "tokenizer": ("type", "path", *TOKENIZER_OPTIONS),
     "units": ("sizes", "build_batch", "count", "align", "max_size", "cost", "unit_cost"),
     "output": ("dir", "samples_per_shard"),
 }
@@ -93,7 +97,9 @@ def fluent_arguments(
         for k in keys
     }
     paths = v["tokenizer", "path"]
-    tokenizer = [{"path": p} for p in paths] if isinstance(paths, list) else paths
+    # Options left at their defaults (null, false) stay out: the API's own defaults apply.
+    options = {key: v["tokenizer", key] for key in TOKENIZER_OPTIONS if v["tokenizer", key]}
+    tokenizer = [{"path": p, **options} for p in paths] if isinstance(paths, list) else paths
     return {
         "source.jsonl": {
             "files": v["source", "files"],
@@ -139,5 +145,10 @@ def scan_job(overrides: list[str]) -> tuple[UnitBuildPipeline, int]:
 
 
 def run_options(cfg: DictConfig) -> dict[str, Any]:
-    """The keyword arguments of ``job.run()``: ``workers`` and ``progress``."""
-    return {"workers": cfg.get("workers"), "progress": cfg.get("progress")}
+    """The keyword arguments of ``job.run()``: ``workers``, ``progress`` and ``on_overflow``."""
+    policy = cfg.get("on_overflow")
+    return {
+        "workers": cfg.get("workers"),
+        "progress": cfg.get("progress"),
+        "on_overflow": policy.name if isinstance(policy, Enum) else policy or "abort",
+    }
