@@ -89,3 +89,21 @@ def test_auto_units_never_plan_a_size_past_the_largest_unit_allowed(sp_model, cw
         declared.run(workers=1, progress=False)
     assert (caught.value.count, caught.value.max_unit_size) == (len(over), 40)
     assert not (cwd / "out").exists()
+
+
+def test_auto_units_with_max_size_leave_overlong_samples_to_a_skip_policy(sp_model, cwd):
+    rows = _rows(120)
+    write_jsonl("a.jsonl", rows)
+    encode = reference_encoder(sp_model)
+    counts = [len(encode(row["text"])) for row in rows]
+    expected = plan_units(counts, 3, max_size=40)
+    declared = job(["a.jsonl"], sp_model).units(
+        sizes="auto", build_batch=[16], count=3, max_size=40
+    )
+    declared.run(workers=1, progress=False, on_overflow="skip")
+    stats = read_json("out/stats.json")
+    manifest = read_json("out/manifest.json")
+    assert manifest["units"]["sizes"] == list(expected.sizes)
+    # the plan's figures are those of the samples that fit: exactly what a skipping build writes
+    assert stats["pad_tokens"] == manifest["units"]["planned"]["predicted_pad_tokens"]
+    assert stats["total_samples"] == sum(1 for n in counts if n <= 40)

@@ -42,11 +42,14 @@ def unit_plans(plan: BuildPlan, scan: ScanResult) -> list[UnitPlan]:
 
 
 def planned_build(plan: BuildPlan, scan: ScanResult, plans: list[UnitPlan]) -> BuildPlan:
-    """The build plan with every output's planned sizes; samples over ``max_size`` overflow, and
-    so do samples no unit can hold at all (over ``MAX_UNIT_SIZE``)."""
+    """The build plan with every output's planned sizes. Under ``on_overflow="abort"`` samples
+    over ``max_size`` overflow here, from the scan; samples no unit may hold at all (over
+    ``MAX_UNIT_SIZE``) overflow under every policy."""
     auto = plan.auto
     for output, unit_plan in zip(plan.outputs, plans, strict=True):
-        if unit_plan.too_long.size:
+        if unit_plan.too_long.size and plan.on_overflow == "abort":
+            # Known from the scan: fail before anything is written. Other policies deal with
+            # these samples in the build (skip, truncate, or extend a unit).
             raise _overflow(plan, scan, output.file_indexes, unit_plan.max_fitting)
         if unit_plan.sizes[-1] > MAX_UNIT_SIZE:
             limit = MAX_UNIT_SIZE - MAX_UNIT_SIZE % auto.align
