@@ -6,7 +6,7 @@ and handed to the public fluent API, step by step::
     pipeline("unit-build")
       .source.jsonl(files=source.files, fields=source.fields, templates=source.templates,
                     max_line_bytes=source.max_line_bytes)
-      .tokenizer.<tokenizer.type>([{"path": p} for p in tokenizer.path])
+      .tokenizer.<tokenizer.type>([{"path": p, <tokenizer options set>} for p in tokenizer.path])
       .units(sizes=units.sizes, build_batch=units.build_batch, count=units.count, ...)
       .output.dir(output.dir, samples_per_shard=output.samples_per_shard)
       .run(workers=workers, progress=progress)
@@ -35,6 +35,7 @@ from mintdim.runner.schema import field_help, register_configs
 
 __all__ = [
     "BUILD_KEYS",
+    "TOKENIZER_OPTIONS",
     "fluent_arguments",
     "job_from_arguments",
     "job_from_config",
@@ -42,9 +43,12 @@ __all__ = [
     "scan_job",
 ]
 
+TOKENIZER_OPTIONS = ("engine",)
+"""Tokenizer keys shared by every path: each is added to every ``{"path": ...}`` dict when set."""
+
 BUILD_KEYS = {
     "source": ("files", "fields", "templates", "max_line_bytes"),
-    "tokenizer": ("type", "path"),
+    "tokenizer": ("type", "path", *TOKENIZER_OPTIONS),
     "units": ("sizes", "build_batch", "count", "align", "max_size", "cost", "unit_cost"),
     "output": ("dir", "samples_per_shard"),
 }
@@ -93,7 +97,13 @@ def fluent_arguments(
         for k in keys
     }
     paths = v["tokenizer", "path"]
-    tokenizer = [{"path": p} for p in paths] if isinstance(paths, list) else paths
+    # Options left at their defaults stay out: the API's own defaults apply.
+    options = {
+        key: v["tokenizer", key]
+        for key in TOKENIZER_OPTIONS
+        if v["tokenizer", key] not in (None, False, "reference")
+    }
+    tokenizer = [{"path": p, **options} for p in paths] if isinstance(paths, list) else paths
     return {
         "source.jsonl": {
             "files": v["source", "files"],
