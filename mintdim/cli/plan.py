@@ -22,7 +22,7 @@ from hydra.errors import HydraException
 from mintdim import plots
 from mintdim.pipelines.unit_build.units.optimal import UnitPlan, plans_up_to
 from mintdim.pipelines.unit_build.units.validate import COSTS
-from mintdim.shared.errors import MintDimError
+from mintdim.shared.errors import MintDimError, NotABuildError
 from mintdim.shared.lang import Bilingual
 
 __all__ = ["plan", "units_yaml"]
@@ -142,13 +142,13 @@ def plan(
 
 @contextmanager
 def _reported() -> Iterator[None]:
-    """A MintDim error is shown as its message (exit 1), an override Hydra refuses as Hydra's
-    (exit 2): no traceback."""
+    """A MintDim error is shown as its message (exit 1; 2 when --build names no finished build,
+    as for ``mintdim verify``), an override Hydra refuses as Hydra's (exit 2): no traceback."""
     try:
         yield
     except MintDimError as err:
         click.echo(err.message(), err=True)
-        sys.exit(1)
+        sys.exit(2 if isinstance(err, NotABuildError) else 1)
     except HydraException as err:
         click.echo(str(err), err=True)
         sys.exit(2)

@@ -115,3 +115,10 @@ def test_png_without_matplotlib_says_how_to_get_it(tmp_path, monkeypatch) -> Non
     assert not picture.exists()
     assert "chưa cài matplotlib" in done.output and "pip install matplotlib" in done.output
     assert _rows(done.output)
+
+
+def test_a_directory_without_a_build_is_named_and_exits_2(tmp_path) -> None:
+    done = CliRunner().invoke(main, ["plan", "--build", str(tmp_path / "none")])
+    assert done.exit_code == 2
+    assert "NotABuildError:" in done.output and str(tmp_path / "none") in done.output
+    assert "Traceback" not in done.output

@@ -11,6 +11,8 @@
 
 A scan (``run_scan``) is the same first two steps with ``batch.BatchCounter``, which stops after
 the tokenizer and keeps each sample's count and line: no output directory, nothing written.
+A build that meets an overlong sample finishes counting the rest the same way
+(``_every_overflow``), so its one ``UnitOverflowError`` names every such sample.
 
 Validation (``validate.py``) has already run: nothing here re-checks configuration.
 """
