@@ -15,9 +15,11 @@ from omegaconf import MISSING
 
 __all__ = [
     "SCHEMA_NAME",
+    "EncodeMode",
     "Lang",
     "MintDimConfig",
     "OutputConfig",
+    "OverflowPolicy",
     "PlanCost",
     "SourceConfig",
     "TokenizerConfig",
@@ -40,6 +42,22 @@ class TokenizerType(Enum):
 
     sentencepiece = "sentencepiece"
     hf_json = "hf_json"
+
+
+class EncodeMode(Enum):
+    """The tokenizer key ``encode``: how segment spans are found (null: none stored)."""
+
+    whole = "whole"
+    segments = "segments"
+
+
+class OverflowPolicy(Enum):
+    """``run(on_overflow=...)``: what a sample longer than the largest unit does."""
+
+    abort = "abort"
+    skip = "skip"
+    truncate = "truncate"
+    extend = "extend"
 
 
 class PlanCost(Enum):
@@ -133,6 +151,40 @@ class TokenizerConfig:
             "reference (thư viện của chính tokenizer) hoặc fast (gigatoken, phần tuỳ chọn [fast], "
             "được đối chiếu với engine tham chiếu khi chạy; tokenizer khác tự quay về và nói lý do)",
             "tokenizer.engine=fast",
+        ),
+    )
+    encode: EncodeMode | None = field(
+        default=None,
+        metadata=_help(
+            "store each sample's segment spans: whole (exact whole-text tokens, spans from the "
+            "library's offsets), segments (each segment encoded alone), or null (no spans)",
+            "lưu span của từng segment trong mỗi mẫu: whole (token của cả văn bản, span lấy từ "
+            "offset của thư viện), segments (mã hoá riêng từng segment), hoặc null (không lưu)",
+            "tokenizer.encode=whole",
+        ),
+    )
+    append_eos: bool = field(
+        default=False,
+        metadata=_help(
+            "append the tokenizer's own EOS id to every sample (its last segment, eos)",
+            "thêm EOS của chính tokenizer vào cuối mỗi mẫu (segment cuối, eos)",
+            "tokenizer.append_eos=true",
+        ),
+    )
+    pad_fallback: str | None = field(
+        default=None,
+        metadata=_help(
+            "PAD when the library has none: eos, unk, or an existing token string",
+            "PAD khi thư viện không có: eos, unk, hoặc một token có sẵn",
+            "tokenizer.pad_fallback=eos",
+        ),
+    )
+    unk_fallback: str | None = field(
+        default=None,
+        metadata=_help(
+            "UNK when the library has none: eos, an existing token string, or none (UNK tier off)",
+            "UNK khi thư viện không có: eos, một token có sẵn, hoặc none (tắt tầng UNK)",
+            "tokenizer.unk_fallback=none",
         ),
     )
 
@@ -277,6 +329,14 @@ class MintDimConfig:
             "progress bar: true, false, or null (only when stderr is a terminal)",
             "thanh tiến trình: true, false, hoặc null (chỉ khi stderr là terminal)",
             "progress=false",
+        ),
+    )
+    on_overflow: OverflowPolicy = field(
+        default=OverflowPolicy.abort,
+        metadata=_help(
+            "a sample longer than the largest unit: abort, skip, truncate, or extend",
+            "mẫu dài hơn unit lớn nhất: abort, skip, truncate, hoặc extend",
+            "on_overflow=skip",
         ),
     )
     lang: Lang | None = field(

@@ -9,7 +9,7 @@ and handed to the public fluent API, step by step::
       .tokenizer.<tokenizer.type>([{"path": p, <tokenizer options set>} for p in tokenizer.path])
       .units(sizes=units.sizes, build_batch=units.build_batch, count=units.count, ...)
       .output.dir(output.dir, samples_per_shard=output.samples_per_shard)
-      .run(workers=workers, progress=progress)
+      .run(workers=workers, progress=progress, on_overflow=on_overflow)
 
 A value left as ``???`` in the config is passed as ``None``, so the core's
 ``PipelineValidationError`` lists everything that is missing, in the current language. All
@@ -43,7 +43,7 @@ __all__ = [
     "scan_job",
 ]
 
-TOKENIZER_OPTIONS = ("engine",)
+TOKENIZER_OPTIONS = ("engine", "encode", "append_eos", "pad_fallback", "unk_fallback")
 """Tokenizer keys shared by every path: each is added to every ``{"path": ...}`` dict when set."""
 
 BUILD_KEYS = {
@@ -149,5 +149,10 @@ def scan_job(overrides: list[str]) -> tuple[UnitBuildPipeline, int]:
 
 
 def run_options(cfg: DictConfig) -> dict[str, Any]:
-    """The keyword arguments of ``job.run()``: ``workers`` and ``progress``."""
-    return {"workers": cfg.get("workers"), "progress": cfg.get("progress")}
+    """The keyword arguments of ``job.run()``: ``workers``, ``progress`` and ``on_overflow``."""
+    policy = cfg.get("on_overflow")
+    return {
+        "workers": cfg.get("workers"),
+        "progress": cfg.get("progress"),
+        "on_overflow": policy.name if isinstance(policy, Enum) else policy or "abort",
+    }

@@ -492,6 +492,10 @@ class TokenizerValidationError(MintDimError, ValueError):
         "unk_id and pad_id are loaded from the tokenizer library.",
         "unk_id và pad_id được lấy từ thư viện tokenizer.",
     )
+    _OPTIONS = Bilingual(
+        "The allowed keys are path, engine, encode, append_eos, pad_fallback and unk_fallback.",
+        "Các key được phép: path, engine, encode, append_eos, pad_fallback và unk_fallback.",
+    )
     _CONFIG_PROBLEMS: ClassVar[dict[str, Bilingual]] = {
         "not_dict": Bilingual(
             "tokenizer config must be a dict, got {got}.",
@@ -532,6 +536,13 @@ class TokenizerValidationError(MintDimError, ValueError):
             "index": 0,
             "got": "turbo",
             "option": "engine",
+        },
+        {
+            "component": "config",
+            "problem": "bad_option",
+            "index": 0,
+            "got": "tokens",
+            "option": "encode",
         },
         {
             "component": "format",
@@ -584,13 +595,7 @@ class TokenizerValidationError(MintDimError, ValueError):
         if self.component == "config":
             yield Bilingual("Component", "Thành phần"), "config"
             special = isinstance(self.got, list) and bool({"unk_id", "pad_id"} & set(self.got))
-            tail = (
-                self._SPECIAL
-                if special
-                else Bilingual(
-                    "The allowed keys are path and engine.", "Các key được phép: path và engine."
-                )
-            )
+            tail = self._SPECIAL if special else self._OPTIONS
             yield _H.PROBLEM, _say(self._CONFIG_PROBLEMS[self.problem], tail=tail)
             yield (
                 _H.RULES,
@@ -634,15 +639,28 @@ class TokenizerValidationError(MintDimError, ValueError):
                 Bilingual("Options", "Tùy chọn"),
                 Bilingual(
                     '- engine: "reference" (the default: the tokenizer\'s own library) or "fast" '
-                    "(gigatoken, parity-checked against the reference while it runs)",
+                    "(gigatoken, parity-checked against the reference while it runs)\n"
+                    '- encode: "whole" or "segments" (stores segment spans)\n'
+                    "- append_eos: true or false\n"
+                    '- pad_fallback: "eos", "unk" or a token of the tokenizer, used only when '
+                    "the library has no PAD\n"
+                    '- unk_fallback: "eos", a token of the tokenizer, or "none", used only when '
+                    "the library has no UNK",
                     '- engine: "reference" (mặc định: thư viện của chính tokenizer) hoặc "fast" '
-                    "(gigatoken, được đối chiếu với engine tham chiếu trong lúc chạy)",
+                    "(gigatoken, được đối chiếu với engine tham chiếu trong lúc chạy)\n"
+                    '- encode: "whole" hoặc "segments" (lưu span của segment)\n'
+                    "- append_eos: true hoặc false\n"
+                    '- pad_fallback: "eos", "unk" hoặc một token của tokenizer, chỉ dùng khi '
+                    "thư viện không có PAD\n"
+                    '- unk_fallback: "eos", một token của tokenizer, hoặc "none", chỉ dùng khi '
+                    "thư viện không có UNK",
                 ),
             )
 
 
 class TokenizerSpecialTokenError(MintDimError, ValueError):
-    """Raised when the tokenizer library exposes no valid UNK or PAD id."""
+    """Raised when the tokenizer library exposes no valid UNK, PAD or (for ``append_eos``) EOS
+    id, and no declared fallback provides one."""
 
     _WHY: ClassVar[dict[str, Bilingual]] = {
         "unk_id": Bilingual(
@@ -652,11 +670,36 @@ class TokenizerSpecialTokenError(MintDimError, ValueError):
             "PAD fills every sample up to its unit size",
             "PAD dùng để đệm mỗi mẫu cho đủ kích thước unit",
         ),
+        "eos_id": Bilingual(
+            "append_eos ends every sample with it", "append_eos thêm nó vào cuối mỗi mẫu"
+        ),
+    }
+    _WAY_OUT: ClassVar[dict[str, Bilingual]] = {
+        "unk_id": Bilingual(
+            'or set unk_fallback: "eos", a token of this tokenizer, or "none" (a tokenizer that '
+            "cannot produce UNK: the UNK tier is turned off)",
+            'hoặc đặt unk_fallback: "eos", một token của tokenizer này, hoặc "none" (tokenizer '
+            "không thể sinh UNK: tắt tầng UNK)",
+        ),
+        "pad_id": Bilingual(
+            'or set pad_fallback: "eos", "unk" or a token of this tokenizer (used only because '
+            "the library has no PAD)",
+            'hoặc đặt pad_fallback: "eos", "unk" hoặc một token của tokenizer này (chỉ dùng vì '
+            "thư viện không có PAD)",
+        ),
+        "eos_id": Bilingual(
+            "or remove append_eos from the tokenizer config",
+            "hoặc bỏ append_eos khỏi config tokenizer",
+        ),
     }
 
     token: str = _choice(_WHY)
     path: str
     looked_for: str
+    option: str | None = None
+    """The option that needed the id or was to provide it (append_eos, pad_fallback ...)."""
+    fallback: str | None = None
+    """The declared fallback value that did not resolve, if any."""
 
     summary = Bilingual(
         "Tokenizer library did not expose a required special token.",
@@ -665,8 +708,21 @@ class TokenizerSpecialTokenError(MintDimError, ValueError):
     examples = (
         {
             "token": "pad_id",
+            "path": "./tokenizer/tokenizer.model",
+            "looked_for": "sp.pad_id() returned -1",
+        },
+        {
+            "token": "pad_id",
             "path": "./tokenizer/tokenizer.json",
-            "looked_for": "padding.pad_id, then tokens [PAD], <pad>, <|pad|>",
+            "looked_for": "padding.pad_id, then tokens [PAD] and <pad>",
+            "option": "pad_fallback",
+            "fallback": "<|pad|>",
+        },
+        {
+            "token": "eos_id",
+            "path": "./tokenizer/spiece.model",
+            "looked_for": "sp.eos_id() returned -1",
+            "option": "append_eos",
         },
     )
 
@@ -674,6 +730,16 @@ class TokenizerSpecialTokenError(MintDimError, ValueError):
         yield "Special token", self.token
         yield "Tokenizer", self.path
         yield Bilingual("Looked for", "Đã tìm"), self.looked_for
+        if self.fallback is not None:
+            yield (
+                Bilingual("Fallback", "Fallback"),
+                _say(
+                    Bilingual(
+                        "{option} {fallback!r} names nothing this tokenizer has",
+                        "{option} {fallback!r} không trỏ tới thứ gì tokenizer này có",
+                    )
+                ),
+            )
         yield (
             _H.FIX,
             _say(
@@ -683,9 +749,11 @@ class TokenizerSpecialTokenError(MintDimError, ValueError):
                 ),
                 why=self._WHY[self.token],
             ),
+            self._WAY_OUT[self.token],
             Bilingual(
-                "MintDim never modifies the tokenizer and does not accept a declared {token}",
-                "MintDim không bao giờ sửa tokenizer và không nhận {token} do người dùng khai báo",
+                "MintDim never modifies the tokenizer and does not accept a raw {token}",
+                "MintDim không bao giờ sửa tokenizer và không nhận {token} dạng số do người dùng "
+                "khai báo",
             ),
         )
 
@@ -1758,6 +1826,10 @@ class RunOptionError(MintDimError, ValueError):
     _RULES: ClassVar[dict[str, Bilingual]] = {
         "positive_int": Bilingual("must be a positive integer", "phải là số nguyên dương"),
         "bool": Bilingual("must be True or False", "phải là True hoặc False"),
+        "overflow_policy": Bilingual(
+            "must be one of 'abort', 'skip', 'truncate', 'extend'",
+            "phải là một trong 'abort', 'skip', 'truncate', 'extend'",
+        ),
     }
 
     option: str
@@ -1765,7 +1837,10 @@ class RunOptionError(MintDimError, ValueError):
     rule: str = _choice(_RULES)
 
     summary = Bilingual("Invalid run() option.", "Tùy chọn của run() không hợp lệ.")
-    examples = ({"option": "workers", "value": 0, "rule": "positive_int"},)
+    examples = (
+        {"option": "workers", "value": 0, "rule": "positive_int"},
+        {"option": "on_overflow", "value": "wrap", "rule": "overflow_policy"},
+    )
 
     def _sections(self) -> Iterator[Any]:
         yield Bilingual("Option", "Tùy chọn"), self.option

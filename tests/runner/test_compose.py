@@ -178,11 +178,37 @@ def test_missing_values_reach_the_core_as_none(compose_cfg) -> None:
 def test_run_options_come_from_top_level_keys(compose_cfg) -> None:
     from mintdim.runner.translate import run_options
 
-    assert run_options(compose_cfg()) == {"workers": None, "progress": None}
-    assert run_options(compose_cfg("workers=3", "progress=false")) == {
+    assert run_options(compose_cfg()) == {"workers": None, "progress": None, "on_overflow": "abort"}
+    assert run_options(compose_cfg("workers=3", "progress=false", "on_overflow=extend")) == {
         "workers": 3,
         "progress": False,
+        "on_overflow": "extend",
     }
+
+
+def test_tokenizer_options_reach_every_tokenizer_dict(compose_cfg) -> None:
+    from mintdim.runner.translate import fluent_arguments
+
+    base = ("tokenizer=hf_json", "tokenizer.path=[a.json,b.json]", "output=dir", "output.dir=[o]")
+    plain = fluent_arguments(compose_cfg(*base))
+    assert plain["tokenizer"]["config"] == [{"path": "a.json"}, {"path": "b.json"}]
+    cfg = compose_cfg(
+        *base,
+        "tokenizer.encode=segments",
+        "tokenizer.append_eos=true",
+        "tokenizer.pad_fallback=eos",
+        "tokenizer.unk_fallback=none",
+    )
+    options = {
+        "encode": "segments",
+        "append_eos": True,
+        "pad_fallback": "eos",
+        "unk_fallback": "none",
+    }
+    assert fluent_arguments(cfg)["tokenizer"]["config"] == [
+        {"path": "a.json", **options},
+        {"path": "b.json", **options},
+    ]
 
 
 # --- schema errors: before any work --------------------------------------------------------------
@@ -232,7 +258,16 @@ def test_force_added_key_is_rejected_by_the_runner(compose_cfg) -> None:
         check_known_keys(cfg)
     assert info.value.unknown == {
         "units.foo": ["sizes", "build_batch", "count", "align", "max_size", "cost", "unit_cost"],
-        "extra": ["source", "tokenizer", "units", "output", "workers", "progress", "lang"],
+        "extra": [
+            "source",
+            "tokenizer",
+            "units",
+            "output",
+            "workers",
+            "progress",
+            "on_overflow",
+            "lang",
+        ],
     }
     text = info.value.message("en")
     assert text.startswith("UnknownConfigKeyError:\nThe config has keys MintDim does not know.")

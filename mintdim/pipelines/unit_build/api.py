@@ -20,6 +20,7 @@ from mintdim.pipelines.unit_build.runtime import run_build, run_scan
 from mintdim.pipelines.unit_build.validate import validate, validate_scan
 from mintdim.shared.errors import BuildInterruptedError, MintDimError, RunOptionError
 from mintdim.shared.signals import sigterm_as_interrupt
+from mintdim.shared.types import OVERFLOW_POLICIES
 
 __all__ = ["UnitBuildPipeline", "found_before_work"]
 
@@ -81,12 +82,20 @@ class UnitBuildPipeline:
         """``.output.dir("./out", samples_per_shard=[10000])`` or a list of directories."""
         return _OutputStep(self)
 
-    def run(self, workers: int | None = None, progress: bool | None = None) -> BuildResult:
+    def run(
+        self,
+        workers: int | None = None,
+        progress: bool | None = None,
+        on_overflow: str = "abort",
+    ) -> BuildResult:
         """Validate everything, then build; returns each output directory's path and stats.
 
         ``workers``: processes that parse, render, hash, encode and pad (default: every core;
         1 runs in this process). Output is byte-identical for any value. ``progress``: a bar on
-        stderr; None shows it when stderr is a terminal.
+        stderr; None shows it when stderr is a terminal. ``on_overflow``: what a sample longer
+        than the largest unit does: ``"abort"`` the build (default), ``"skip"`` it,
+        ``"truncate"`` it to the largest unit, or ``"extend"`` the units with one of its size;
+        each such sample gets a line in overflow_index.jsonl.
 
         Raises the named ``MintDimError`` of the first problem (see :func:`found_before_work`
         for whether it came before any data was read or written), and ``BuildInterruptedError``
@@ -96,7 +105,12 @@ class UnitBuildPipeline:
         def check() -> tuple:
             count = _workers(workers)
             _check_progress(progress)
-            return (*validate(self._config), count, progress)
+            if on_overflow not in OVERFLOW_POLICIES:
+                raise RunOptionError(
+                    option="on_overflow", value=on_overflow, rule="overflow_policy"
+                )
+            plan, encoders = validate(self._config)
+            return replace(plan, on_overflow=on_overflow), encoders, count, progress
 
         return _checked_then(check, run_build)
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mintdim.shared.types import Engine, TokenizerKind
+from mintdim.shared.types import EncodeMode, Engine, OverflowPolicy, TokenizerKind
 
 if TYPE_CHECKING:
     from mintdim.pipelines.unit_build.units.optimal import UnitPlan
@@ -57,6 +57,17 @@ class Template:
     placeholders: tuple[str, ...]
     """Placeholder names in order of appearance (a name may repeat)."""
 
+    def segments(self) -> tuple[tuple[str, str], ...]:
+        """The rendered text's pieces in order as ``(kind, value)``: ``("literal", text)`` or
+        ``("field", name)``; empty literals are left out, because they can never hold a token."""
+        pieces: list[tuple[str, str]] = []
+        for literal, name in zip(self.literals, (*self.placeholders, None), strict=True):
+            if literal:
+                pieces.append(("literal", literal))
+            if name is not None:
+                pieces.append(("field", name))
+        return tuple(pieces)
+
     def render(self, sample: Mapping[str, object]) -> str:
         """Substitute the sample's values; pure substitution, nothing injected.
 
@@ -68,6 +79,14 @@ class Template:
     def renderer(self) -> Callable[[Mapping[str, object]], str]:
         """``render`` as a plain function, for loops that call it once per sample."""
         return _renderer(self)
+
+    def value_functions(
+        self, fields: tuple[str, ...]
+    ) -> tuple[Callable[[Mapping[str, object]], tuple], Callable[[tuple], str]]:
+        """``(get, join)``: ``get(sample)`` is the tuple of the sample's ``fields`` values and
+        ``join(values)`` the rendered text, so ``join(get(s)) == render(s)``. Same failures as
+        ``render``: KeyError for a missing field, TypeError (from join) for a non-``str``."""
+        return _value_functions(self, fields)
 
 
 _CHAINED_PLACEHOLDERS = 64
@@ -90,9 +109,23 @@ def _renderer(template: Template) -> Callable[[Mapping[str, object]], str]:
     return eval("lambda s: ''.join((" + ", ".join(terms) + ",))")
 
 
+@functools.cache
+def _value_functions(
+    template: Template, fields: tuple[str, ...]
+) -> tuple[Callable[[Mapping[str, object]], tuple], Callable[[tuple], str]]:
+    # Generated like _renderer, from repr() of the template's own strings only.
+    get = eval("lambda s: (" + "".join(f"s[{name!r}], " for name in fields) + ")")
+    terms = [repr(template.literals[0])]
+    for name, literal in zip(template.placeholders, template.literals[1:], strict=True):
+        terms += [f"v[{fields.index(name)}]", repr(literal)]
+    if len(template.placeholders) <= _CHAINED_PLACEHOLDERS:
+        return get, eval("lambda v: " + " + ".join(terms))
+    return get, eval("lambda v: ''.join((" + ", ".join(terms) + ",))")
+
+
 @dataclass(frozen=True, slots=True)
 class TokenizerSpec:
-    """Which tokenizer file to load and with which library."""
+    """Which tokenizer file to load, with which library, and the opt-in SFT settings."""
 
     kind: TokenizerKind
     """``sentencepiece`` or ``hf_json``."""
@@ -103,6 +136,22 @@ class TokenizerSpec:
     engine: Engine = "reference"
     """The engine that encodes: as declared, or ``reference`` when the fast one cannot run here
     (validation decides, and says why once)."""
+    encode: EncodeMode | None = None
+    """None: whole-text encoding, no segment spans stored (the spec's default and fastest path).
+    ``"whole"``: the same tokens, plus each token's segment from the library's offsets.
+    ``"segments"``: each template segment encoded on its own, ids concatenated."""
+    append_eos: bool = False
+    """Append the library's EOS id to every sample (its own last segment, ``eos``)."""
+    pad_fallback: str | None = None
+    """Used only when the library has no PAD: ``"eos"``, ``"unk"`` or a token string."""
+    unk_fallback: str | None = None
+    """Used only when the library has no UNK: ``"eos"``, a token string, or ``"none"``
+    (the UNK tier is off)."""
+
+    @property
+    def spans(self) -> bool:
+        """Whether the build stores each sample's segment spans."""
+        return self.encode is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,14 +160,18 @@ class TokenizerInfo:
 
     vocab_size: int
     """Number of ids including added tokens (for tokenizer.json: the largest id + 1 if larger)."""
-    unk_id: int
-    """The id the library uses for unknown pieces."""
+    unk_id: int | None
+    """The id the library uses for unknown pieces; None when ``unk_fallback="none"``."""
     pad_id: int
     """The id written into padding slots."""
     unk_source: str
     """Where ``unk_id`` came from, e.g. ``sp.unk_id()`` or ``model.unk_id``."""
     pad_source: str
     """Where ``pad_id`` came from, e.g. ``sp.pad_id()`` or ``padding.pad_id``."""
+    eos_id: int | None
+    """The EOS id appended to every sample, or None without ``append_eos``."""
+    eos_source: str | None
+    """Where ``eos_id`` came from, e.g. ``sp.eos_id()``."""
     token_dtype: str
     """``uint16`` or ``uint32``, chosen from ``vocab_size`` by ``token_dtype_for``."""
     file_sha256: str
@@ -184,6 +237,10 @@ class OutputPlan:
     """Records per shard file before a new shard starts."""
     file_indexes: tuple[int, ...]
     """Indexes of the files writing here, in input order."""
+    span_width: int = 0
+    """Segments per span record (the most any file here has); 0 when no spans are stored."""
+    align: int = 1
+    """Every unit size is a multiple of this; ``on_overflow="extend"`` rounds up to it."""
     planned: dict | None = None
     """For ``sizes="auto"``: how the sizes were chosen and the padding predicted (the manifest's
     ``units.planned``)."""
@@ -215,6 +272,8 @@ class BuildPlan:
     """Distinct output directories in order of first declaration (none in a scan's plan)."""
     auto: AutoUnits | None = None
     """Set for ``sizes="auto"``: every ``sizes`` here is empty until the scan planned them."""
+    on_overflow: OverflowPolicy = "abort"
+    """What a sample longer than the largest unit does: abort, skip, truncate or extend."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -74,7 +74,8 @@ def run_build(
         plan = planned_build(plan, scan, plans)
     bar = _progress_bar(plan, progress)
     outputs = [
-        OutputDirectory(out, [plan.files[i] for i in out.file_indexes]) for out in plan.outputs
+        OutputDirectory(out, [plan.files[i] for i in out.file_indexes], plan.on_overflow)
+        for out in plan.outputs
     ]
     try:
         built = _build(plan, encoders, workers, outputs, bar)

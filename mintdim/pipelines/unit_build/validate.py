@@ -55,7 +55,7 @@ def validate(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpec, En
     settings = [
         {
             # Two spellings of one tokenizer file are one tokenizer.
-            "tokenizer": f"{tokenizers[i].kind}: {places[i]}",
+            "tokenizer": f"{tokenizers[i].kind}: {places[i]}" + _options_text(tokenizers[i]),
             "units.sizes": "auto" if auto else str(list(units[i][0])),
             "output.samples_per_shard": str(shard_sizes[i]),
         }
@@ -82,6 +82,10 @@ def validate(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpec, En
             sizes=units[members[0]][0],
             samples_per_shard=shard_sizes[members[0]],
             file_indexes=tuple(members),
+            span_width=_span_width(
+                file_plans[members[0]].tokenizer, [file_plans[i] for i in members]
+            ),
+            align=1 if auto is None else auto.align,
         )
         for members in groups
     )
@@ -179,6 +183,8 @@ def _info(encoder: Encoder, fallback: str | None, parity_texts: int) -> Tokenize
         pad_id=encoder.pad_id,
         unk_source=encoder.unk_source,
         pad_source=encoder.pad_source,
+        eos_id=encoder.eos_id,
+        eos_source=encoder.eos_source,
         token_dtype=tokenizer_validate.check_vocab(encoder),
         file_sha256=durable.file_sha256(Path(encoder.spec.abs_path)),
         engine=encoder.engine,
@@ -187,6 +193,23 @@ def _info(encoder: Encoder, fallback: str | None, parity_texts: int) -> Tokenize
         engine_fallback=fallback,
         parity_texts=parity_texts,
     )
+
+
+def _options_text(spec: TokenizerSpec) -> str:
+    """The tokenizer options that change output, for the one-setting-per-directory check."""
+    options = {
+        "encode": spec.encode,
+        "append_eos": spec.append_eos or None,
+        "pad_fallback": spec.pad_fallback,
+        "unk_fallback": spec.unk_fallback,
+    }
+    return "".join(f", {key}={value!r}" for key, value in options.items() if value is not None)
+
+
+def _span_width(spec: TokenizerSpec, files: list[FilePlan]) -> int:
+    if not spec.spans:
+        return 0
+    return max(len(f.template.segments()) for f in files) + int(spec.append_eos)
 
 
 def _parity(encoder: Encoder, files: tuple[FilePlan, ...]) -> int:

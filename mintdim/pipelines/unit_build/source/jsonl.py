@@ -72,6 +72,8 @@ class ParsedLines:
     """The rendered texts of a batch up to its first bad line, and that line's error if any."""
 
     texts: list[str]
+    values: list[tuple[str, ...]]
+    """Per sample, its field values in declared field order (segments, ``empty_fields``)."""
     line_numbers: list[int]
     blank_lines: int
     error: MintDimError | None
@@ -175,23 +177,26 @@ def check_unchanged(plan: FilePlan, fingerprint: InputFingerprint) -> None:
 def parse_lines(batch: RawBatch, plan: FilePlan) -> ParsedLines:
     """Parse and render each line in order, stopping at the first line that breaks a rule."""
     texts: list[str] = []
+    values: list[tuple[str, ...]] = []
     numbers: list[int] = []
     blank = 0
-    render = plan.template.renderer()
+    get, join = plan.template.value_functions(plan.fields)
     for line_number, raw in enumerate(batch.lines(), start=batch.first_line):
         # A well-formed sample renders directly (orjson takes a trailing \r as JSON whitespace).
         # Rendering fails exactly when the line is blank or breaks a rule; only then is it looked
         # at again, to say which.
         try:
-            texts.append(render(orjson.loads(raw)))
+            sample = get(orjson.loads(raw))
+            texts.append(join(sample))
         except (orjson.JSONDecodeError, KeyError, TypeError):
             error = _line_error(raw, plan, line_number)
             if error is not None:
-                return ParsedLines(texts, numbers, blank, error)
+                return ParsedLines(texts, values, numbers, blank, error)
             blank += 1
             continue
+        values.append(sample)
         numbers.append(line_number)
-    return ParsedLines(texts, numbers, blank, None)
+    return ParsedLines(texts, values, numbers, blank, None)
 
 
 def _line_error(raw: bytes, plan: FilePlan, line_number: int) -> MintDimError | None:

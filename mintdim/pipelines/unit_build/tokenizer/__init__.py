@@ -19,10 +19,14 @@ class Encoder(Protocol):
 
     spec: TokenizerSpec
     vocab_size: int
-    unk_id: int
+    unk_id: int | None
     pad_id: int
+    eos_id: int | None
     unk_source: str
     pad_source: str
+    eos_source: str | None
+    offset_unit: str
+    """``"bytes"`` or ``"chars"``: the unit of ``encode_batch_starts``'s offsets."""
     engine: str
     """``reference`` (the tokenizer's own library) or ``fast`` (tokenizer/fast.py)."""
     engine_version: str
@@ -35,6 +39,12 @@ class Encoder(Protocol):
     def encode_batch(self, texts: list[str], utf8: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
         """Ids of every text back to back, and each text's count; ``utf8[i]`` is
         ``texts[i].encode()``, already made for hashing, for libraries that read bytes faster."""
+
+    def encode_batch_starts(
+        self, texts: list[str], utf8: list[bytes]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``encode_batch``'s ids and counts, plus each token's start offset from the library
+        (in ``offset_unit``): the position of the token's first character in its text."""
 
 
 def load_encoder(spec: TokenizerSpec) -> Encoder:

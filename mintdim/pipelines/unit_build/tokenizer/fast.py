@@ -63,7 +63,8 @@ class FastEngineUnavailable(Exception):
 
 
 class FastEncoder:
-    """``encode_batch`` by gigatoken on one thread; every other member is the reference's."""
+    """``encode_batch`` by gigatoken on one thread; every other member is the reference's
+    (``encode_batch_starts`` too: token offsets come from the tokenizer's own library)."""
 
     engine = "fast"
 
@@ -77,6 +78,8 @@ class FastEncoder:
         self.vocab_size = reference.vocab_size
         self.unk_id, self.unk_source = reference.unk_id, reference.unk_source
         self.pad_id, self.pad_source = reference.pad_id, reference.pad_source
+        self.eos_id, self.eos_source = reference.eos_id, reference.eos_source
+        self.offset_unit = reference.offset_unit
         self.engine_version = f"gigatoken {importlib.metadata.version('gigatoken')}"
         try:
             self._fast = gigatoken.Tokenizer.from_json(_tokenizer_json(reference))
@@ -90,6 +93,12 @@ class FastEncoder:
     def decode(self, ids: list[int]) -> str:
         """Text of a list of ids (the reference library's)."""
         return self.reference.decode(ids)
+
+    def encode_batch_starts(
+        self, texts: list[str], utf8: list[bytes]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The reference's ids, counts and token starts (gigatoken reports no offsets)."""
+        return self.reference.encode_batch_starts(texts, utf8)
 
     def encode_batch(self, texts: list[str], utf8: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
         """All ids of ``utf8`` back to back (uint32), and each text's count (int64)."""

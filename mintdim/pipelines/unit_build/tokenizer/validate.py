@@ -28,7 +28,7 @@ from mintdim.shared.errors import (
 from mintdim.shared.lang import Bilingual
 from mintdim.shared.log import MintDimWarning, get_logger, show
 from mintdim.shared.paths import resolve
-from mintdim.shared.types import Engine, TokenizerKind
+from mintdim.shared.types import ENCODE_MODES, Engine, TokenizerKind
 
 __all__ = [
     "TemplateLiteralWarning",
@@ -41,7 +41,7 @@ __all__ = [
 _log = get_logger("unit-build")
 
 _EXTENSIONS: dict[str, str] = {"sentencepiece": ".model", "hf_json": ".json"}
-_KEYS = ("path", "engine")
+_KEYS = ("path", "engine", "encode", "append_eos", "pad_fallback", "unk_fallback")
 """Every key a tokenizer config may hold; raw ``pad_id``/``unk_id`` stay refused."""
 
 
@@ -68,7 +68,7 @@ FILES = Bilingual(en="files {indexes}", vi="file {indexes}")
 
 
 def tokenizer_spec(config: object, kind: TokenizerKind, index: int) -> TokenizerSpec:
-    """Check one ``{"path": ..., "engine": ...}`` dict and resolve its file, without loading it."""
+    """Check one ``{"path": ..., <options>}`` dict and resolve its file, without loading it."""
     if not isinstance(config, Mapping):
         raise TokenizerValidationError.config(
             index=index, problem="not_dict", got=type(config).__name__
@@ -91,7 +91,31 @@ def tokenizer_spec(config: object, kind: TokenizerKind, index: int) -> Tokenizer
     engine = "reference" if config.get("engine") is None else config["engine"]
     if engine not in get_args(Engine):
         raise TokenizerValidationError.bad_option(index=index, key="engine", got=engine)
-    return TokenizerSpec(kind=kind, path=path, abs_path=str(abs_path), engine=engine)
+    return TokenizerSpec(
+        kind=kind, path=path, abs_path=str(abs_path), engine=engine, **_options(config, index)
+    )
+
+
+_SFT_KEYS = ("encode", "append_eos", "pad_fallback", "unk_fallback")
+
+
+def _options(config: Mapping, index: int) -> dict[str, object]:
+    """The opt-in SFT keys, checked for type and value (their meaning needs the loaded file)."""
+    options = {key: config[key] for key in _SFT_KEYS if config.get(key) is not None}
+    encode = options.get("encode")
+    if encode is not None and encode not in ENCODE_MODES:
+        raise TokenizerValidationError.bad_option(index=index, key="encode", got=encode)
+    if not isinstance(options.get("append_eos", False), bool):
+        raise TokenizerValidationError.bad_option(
+            index=index, key="append_eos", got=options["append_eos"]
+        )
+    for key in ("pad_fallback", "unk_fallback"):
+        value = options.get(key)
+        if value is not None and (not isinstance(value, str) or not value):
+            raise TokenizerValidationError.bad_option(index=index, key=key, got=value)
+    if options.get("pad_fallback") == "none":
+        raise TokenizerValidationError.bad_option(index=index, key="pad_fallback", got="none")
+    return options
 
 
 def load_with_engine(spec: TokenizerSpec) -> tuple[TokenizerSpec, Encoder, str | None]:
@@ -118,7 +142,8 @@ def load_with_engine(spec: TokenizerSpec) -> tuple[TokenizerSpec, Encoder, str |
 def check_vocab(encoder: Encoder) -> str:
     """The shard dtype name for the encoder's ids, or ``TokenDTypeValidationError``."""
     # A padding section may name a PAD id outside the vocabulary; shards must still hold it.
-    largest = max(encoder.vocab_size, encoder.pad_id + 1, encoder.unk_id + 1)
+    specials = (encoder.pad_id, encoder.unk_id, encoder.eos_id)
+    largest = max(encoder.vocab_size, *(i + 1 for i in specials if i is not None))
     dtype = token_dtype_for(largest)
     if dtype is None:
         raise TokenDTypeValidationError(vocab_size=largest, path=encoder.spec.path)
@@ -135,7 +160,7 @@ def check_template_literals(encoder: Encoder, template: Template, file_indexes: 
         if not segment:
             continue
         ids = encoder.encode(segment)
-        unk_count = ids.count(encoder.unk_id)
+        unk_count = ids.count(encoder.unk_id) if encoder.unk_id is not None else 0
         if unk_count:
             raise TemplateTokenizerError(
                 file_index=file_indexes[0],
