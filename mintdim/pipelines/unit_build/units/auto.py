@@ -41,10 +41,11 @@ def unit_plans(plan: BuildPlan, scan: ScanResult) -> list[UnitPlan]:
 
 
 def planned_build(plan: BuildPlan, scan: ScanResult, plans: list[UnitPlan]) -> BuildPlan:
-    """The build plan with every output's planned sizes; samples over ``max_size`` overflow."""
+    """The build plan with every output's planned sizes; samples over ``max_size`` overflow
+    (under ``on_overflow="abort"`` the build fails here, before writing, naming every one)."""
     auto = plan.auto
     for output, unit_plan in zip(plan.outputs, plans, strict=True):
-        if unit_plan.too_long.size:
+        if unit_plan.too_long.size and plan.on_overflow == "abort":
             cap = auto.max_size - auto.max_size % auto.align
             raise _overflow(plan, scan, output.file_indexes, cap)
     outputs = tuple(
