@@ -71,12 +71,12 @@ def _ids(batches) -> list[list[int]]:
     return [b.sample_ids.tolist() for b in batches]
 
 
-def _ranks(build, world_size: int, **options) -> list[list]:
+def _ranks(builds, world_size: int, **options) -> list[list]:
+    """Every rank's batches of one epoch (``builds``: one build or a list for a mixture)."""
+    builds = builds if isinstance(builds, list) else [builds]
     return [
-        list(mintdim.loader([build], rank=r, world_size=world_size, **options))
-        if not isinstance(build, list)
-        else list(mintdim.loader(build, rank=r, world_size=world_size, **options))
-        for r in range(world_size)
+        list(mintdim.loader(builds, rank=rank, world_size=world_size, **options))
+        for rank in range(world_size)
     ]
 
 
