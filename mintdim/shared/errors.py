@@ -177,6 +177,14 @@ def _rebuild(cls: type[MintDimError], facts: dict[str, Any]) -> MintDimError:
     return cls(**facts)
 
 
+_COMPLETED_HEADER = Bilingual("Completed outputs", "Các output đã hoàn tất")
+_COMPLETED_NOTE = Bilingual(
+    "these finished before the error: each is a complete build with its manifest, left unmarked",
+    "các output này đã xong trước khi lỗi xảy ra: mỗi cái là một bản build hoàn chỉnh có "
+    "manifest, được giữ nguyên không đánh dấu",
+)
+
+
 class _H:
     """Headers several errors share."""
 
@@ -259,6 +267,10 @@ class MintDimError(Exception):
     def _check(self) -> None:
         """Validate or complete facts after they are set (the default: nothing to do)."""
 
+    completed_outputs: ClassVar[tuple[str, ...]] = ()
+    """Output directories of the same build that had completed before this error: finished,
+    verified builds that were kept as they are (set by the build, shown in the message)."""
+
     def _exception_args(self) -> tuple[object, ...]:
         """``args`` for the builtin base: the English text, so nothing is lost."""
         return (self.message("en"),)
@@ -284,6 +296,16 @@ class MintDimError(Exception):
             else:
                 block = self._text(block, lang)
             blocks.append(block)
+        if self.completed_outputs:
+            blocks.append(
+                "\n".join(
+                    [
+                        f"{self._text(_COMPLETED_HEADER, lang)}:",
+                        *(f"- {path}" for path in self.completed_outputs),
+                        self._text(_COMPLETED_NOTE, lang),
+                    ]
+                )
+            )
         return "\n\n".join([f"{type(self).__name__}:\n{blocks[0]}", *blocks[1:]])
 
     def _text(self, piece: Any, lang: str) -> str:
@@ -470,6 +492,10 @@ class TokenizerValidationError(MintDimError, ValueError):
         "unk_id and pad_id are loaded from the tokenizer library.",
         "unk_id và pad_id được lấy từ thư viện tokenizer.",
     )
+    _OPTIONS = Bilingual(
+        "The allowed keys are path, engine, encode, append_eos, pad_fallback and unk_fallback.",
+        "Các key được phép: path, engine, encode, append_eos, pad_fallback và unk_fallback.",
+    )
     _CONFIG_PROBLEMS: ClassVar[dict[str, Bilingual]] = {
         "not_dict": Bilingual(
             "tokenizer config must be a dict, got {got}.",
@@ -487,6 +513,10 @@ class TokenizerValidationError(MintDimError, ValueError):
             "tokenizer config has unknown keys: {got!r}. {tail}",
             "config tokenizer có key không hợp lệ: {got!r}. {tail}",
         ),
+        "bad_option": Bilingual(
+            "tokenizer config key {option} has an invalid value: {got!r}.",
+            "key {option} trong config tokenizer có giá trị không hợp lệ: {got!r}.",
+        ),
     }
     _METHODS: ClassVar[dict[str, str]] = {"sentencepiece": ".model", "hf_json": ".json"}
 
@@ -496,9 +526,24 @@ class TokenizerValidationError(MintDimError, ValueError):
     path: str | None = None
     method: str | None = None
     got: object = None
+    option: str | None = None
 
     examples = (
         {"component": "config", "problem": "unknown_keys", "index": 0, "got": ["pad_id"]},
+        {
+            "component": "config",
+            "problem": "bad_option",
+            "index": 0,
+            "got": "turbo",
+            "option": "engine",
+        },
+        {
+            "component": "config",
+            "problem": "bad_option",
+            "index": 0,
+            "got": "tokens",
+            "option": "encode",
+        },
         {
             "component": "format",
             "problem": "unsupported_format",
@@ -529,6 +574,11 @@ class TokenizerValidationError(MintDimError, ValueError):
         return cls(component="config", problem=problem, index=index, got=got)
 
     @classmethod
+    def bad_option(cls, *, index: int, key: str, got: object) -> TokenizerValidationError:
+        """Tokenizer config ``index`` gives option ``key`` a value it cannot take."""
+        return cls(component="config", problem="bad_option", index=index, got=got, option=key)
+
+    @classmethod
     def unsupported_format(cls, *, index: int, path: str, method: str) -> TokenizerValidationError:
         """Tokenizer ``index`` at ``path`` is not a file ``method`` can load."""
         return cls(
@@ -545,11 +595,7 @@ class TokenizerValidationError(MintDimError, ValueError):
         if self.component == "config":
             yield Bilingual("Component", "Thành phần"), "config"
             special = isinstance(self.got, list) and bool({"unk_id", "pad_id"} & set(self.got))
-            tail = (
-                self._SPECIAL
-                if special
-                else Bilingual("The only allowed key is path.", "Key duy nhất được phép là path.")
-            )
+            tail = self._SPECIAL if special else self._OPTIONS
             yield _H.PROBLEM, _say(self._CONFIG_PROBLEMS[self.problem], tail=tail)
             yield (
                 _H.RULES,
@@ -588,10 +634,33 @@ class TokenizerValidationError(MintDimError, ValueError):
             ]
             yield _H.METHOD, expects, *use_other
         yield _H.TOKENIZER_INDEX, self.index
+        if self.component == "config":
+            yield (
+                Bilingual("Options", "Tùy chọn"),
+                Bilingual(
+                    '- engine: "reference" (the default: the tokenizer\'s own library) or "fast" '
+                    "(gigatoken, parity-checked against the reference while it runs)\n"
+                    '- encode: "whole" or "segments" (stores segment spans)\n'
+                    "- append_eos: true or false\n"
+                    '- pad_fallback: "eos", "unk" or a token of the tokenizer, used only when '
+                    "the library has no PAD\n"
+                    '- unk_fallback: "eos", a token of the tokenizer, or "none", used only when '
+                    "the library has no UNK",
+                    '- engine: "reference" (mặc định: thư viện của chính tokenizer) hoặc "fast" '
+                    "(gigatoken, được đối chiếu với engine tham chiếu trong lúc chạy)\n"
+                    '- encode: "whole" hoặc "segments" (lưu span của segment)\n'
+                    "- append_eos: true hoặc false\n"
+                    '- pad_fallback: "eos", "unk" hoặc một token của tokenizer, chỉ dùng khi '
+                    "thư viện không có PAD\n"
+                    '- unk_fallback: "eos", một token của tokenizer, hoặc "none", chỉ dùng khi '
+                    "thư viện không có UNK",
+                ),
+            )
 
 
 class TokenizerSpecialTokenError(MintDimError, ValueError):
-    """Raised when the tokenizer library exposes no valid UNK or PAD id."""
+    """Raised when the tokenizer library exposes no valid UNK, PAD or (for ``append_eos``) EOS
+    id, and no declared fallback provides one."""
 
     _WHY: ClassVar[dict[str, Bilingual]] = {
         "unk_id": Bilingual(
@@ -601,11 +670,36 @@ class TokenizerSpecialTokenError(MintDimError, ValueError):
             "PAD fills every sample up to its unit size",
             "PAD dùng để đệm mỗi mẫu cho đủ kích thước unit",
         ),
+        "eos_id": Bilingual(
+            "append_eos ends every sample with it", "append_eos thêm nó vào cuối mỗi mẫu"
+        ),
+    }
+    _WAY_OUT: ClassVar[dict[str, Bilingual]] = {
+        "unk_id": Bilingual(
+            'or set unk_fallback: "eos", a token of this tokenizer, or "none" (a tokenizer that '
+            "cannot produce UNK: the UNK tier is turned off)",
+            'hoặc đặt unk_fallback: "eos", một token của tokenizer này, hoặc "none" (tokenizer '
+            "không thể sinh UNK: tắt tầng UNK)",
+        ),
+        "pad_id": Bilingual(
+            'or set pad_fallback: "eos", "unk" or a token of this tokenizer (used only because '
+            "the library has no PAD)",
+            'hoặc đặt pad_fallback: "eos", "unk" hoặc một token của tokenizer này (chỉ dùng vì '
+            "thư viện không có PAD)",
+        ),
+        "eos_id": Bilingual(
+            "or remove append_eos from the tokenizer config",
+            "hoặc bỏ append_eos khỏi config tokenizer",
+        ),
     }
 
     token: str = _choice(_WHY)
     path: str
     looked_for: str
+    option: str | None = None
+    """The option that needed the id or was to provide it (append_eos, pad_fallback ...)."""
+    fallback: str | None = None
+    """The declared fallback value that did not resolve, if any."""
 
     summary = Bilingual(
         "Tokenizer library did not expose a required special token.",
@@ -614,8 +708,21 @@ class TokenizerSpecialTokenError(MintDimError, ValueError):
     examples = (
         {
             "token": "pad_id",
+            "path": "./tokenizer/tokenizer.model",
+            "looked_for": "sp.pad_id() returned -1",
+        },
+        {
+            "token": "pad_id",
             "path": "./tokenizer/tokenizer.json",
-            "looked_for": "padding.pad_id, then tokens [PAD], <pad>, <|pad|>",
+            "looked_for": "padding.pad_id, then tokens [PAD] and <pad>",
+            "option": "pad_fallback",
+            "fallback": "<|pad|>",
+        },
+        {
+            "token": "eos_id",
+            "path": "./tokenizer/spiece.model",
+            "looked_for": "sp.eos_id() returned -1",
+            "option": "append_eos",
         },
     )
 
@@ -623,6 +730,16 @@ class TokenizerSpecialTokenError(MintDimError, ValueError):
         yield "Special token", self.token
         yield "Tokenizer", self.path
         yield Bilingual("Looked for", "Đã tìm"), self.looked_for
+        if self.fallback is not None:
+            yield (
+                Bilingual("Fallback", "Fallback"),
+                _say(
+                    Bilingual(
+                        "{option} {fallback!r} names nothing this tokenizer has",
+                        "{option} {fallback!r} không trỏ tới thứ gì tokenizer này có",
+                    )
+                ),
+            )
         yield (
             _H.FIX,
             _say(
@@ -632,9 +749,11 @@ class TokenizerSpecialTokenError(MintDimError, ValueError):
                 ),
                 why=self._WHY[self.token],
             ),
+            self._WAY_OUT[self.token],
             Bilingual(
-                "MintDim never modifies the tokenizer and does not accept a declared {token}",
-                "MintDim không bao giờ sửa tokenizer và không nhận {token} do người dùng khai báo",
+                "MintDim never modifies the tokenizer and does not accept a raw {token}",
+                "MintDim không bao giờ sửa tokenizer và không nhận {token} dạng số do người dùng "
+                "khai báo",
             ),
         )
 
@@ -909,16 +1028,15 @@ class UnitValidationError(MintDimError, ValueError):
         {"key": "units.sizes[0][3]", "value": 2**40, "rule": "too_large"},
     )
 
+    _RULES = Bilingual(
+        "- sizes must be positive integers\n- sizes must be sorted ascending\n"
+        "- build_batch must be a positive integer",
+        "- sizes phải là các số nguyên dương\n- sizes phải tăng dần\n"
+        "- build_batch phải là số nguyên dương",
+    )
+
     def _sections(self) -> Iterator[Any]:
-        yield (
-            _H.RULES,
-            Bilingual(
-                "- sizes must be positive integers\n- sizes must be sorted ascending\n"
-                "- build_batch must be a positive integer",
-                "- sizes phải là các số nguyên dương\n- sizes phải tăng dần\n"
-                "- build_batch phải là số nguyên dương",
-            ),
-        )
+        yield _H.RULES, self._RULES
         yield (
             _H.PROBLEM,
             _say(
@@ -929,26 +1047,151 @@ class UnitValidationError(MintDimError, ValueError):
         )
 
 
+class UnitPlanError(UnitValidationError):
+    """Raised when an option of the unit planner (``units(sizes="auto", ...)`` or
+    ``plan_units``) breaks a rule; ``key`` names it, e.g. ``units.align``."""
+
+    _PROBLEMS: ClassVar[dict[str, Bilingual]] = {
+        "positive_int": Bilingual("must be a positive integer", "phải là số nguyên dương"),
+        "count_or_cost": Bilingual(
+            "needs exactly one of count and unit_cost (unit_cost only with count=None)",
+            "cần đúng một trong count và unit_cost (unit_cost chỉ khi count=None)",
+        ),
+        "non_negative": Bilingual("must be a finite number >= 0", "phải là số hữu hạn >= 0"),
+        "below_align": Bilingual(
+            "must be at least align (the smallest allowed size)",
+            "phải ít nhất bằng align (size nhỏ nhất được phép)",
+        ),
+        "cost": Bilingual('must be "tokens" or "attention"', 'phải là "tokens" hoặc "attention"'),
+        "auto_only": Bilingual(
+            'applies only with sizes="auto" (units=auto in the runner)',
+            'chỉ dùng được với sizes="auto" (units=auto trong runner)',
+        ),
+        "counts": Bilingual(
+            "must be a 1-D array of integer token counts >= 0",
+            "phải là mảng 1 chiều các số token nguyên >= 0",
+        ),
+        "nothing_to_plan": Bilingual(
+            "has no sample to plan from: the input holds no sample",
+            "không có mẫu nào để lập phương án: dữ liệu đầu vào không có mẫu",
+        ),
+    }
+
+    rule: str = _choice(_PROBLEMS)
+
+    summary = Bilingual("Invalid unit planning option.", "Tùy chọn lập unit không hợp lệ.")
+    examples = ({"key": "units.align", "value": 0, "rule": "positive_int"},)
+
+    _RULES = Bilingual(
+        "- count (at most this many sizes) and align are positive integers\n"
+        "- max_size, when given, is an integer >= align\n"
+        '- cost is "tokens" or "attention"\n'
+        "- unit_cost >= 0 replaces count (count=None): the planner picks how many\n"
+        '- these options apply only with sizes="auto"',
+        "- count (nhiều nhất bấy nhiêu size) và align là số nguyên dương\n"
+        "- max_size, nếu có, là số nguyên >= align\n"
+        '- cost là "tokens" hoặc "attention"\n'
+        "- unit_cost >= 0 thay cho count (count=None): bộ lập tự chọn số unit\n"
+        '- các tùy chọn này chỉ dùng với sizes="auto"',
+    )
+
+
 class UnitOverflowError(MintDimError, ValueError):
-    """Raised when a sample has more tokens than the largest configured unit size."""
+    """Raised when samples have more tokens than the largest configured unit size.
+
+    A build reports every such sample at once: ``file``/``line``/``token_count`` are the first
+    (the spec's sections), ``count`` how many there are, ``largest_at``/``largest_count`` the
+    longest, ``first_at``/``first_counts`` the first few (``file:line`` and token count).
+    ``stopped_at`` (``file:line``) is set when counting had to stop early at a line with another
+    error.
+    """
 
     file: str
     line: int
     token_count: int
     max_unit_size: int
+    count: int = 1
+    largest_at: str = ""
+    largest_count: int = 0
+    first_at: list[str] = ()
+    first_counts: list[int] = ()
+    stopped_at: str = ""
+
+    _SAMPLE = Bilingual("{at} ({tokens:,} tokens)", "{at} ({tokens:,} token)")
+
+    examples = (
+        {
+            "file": "./data/alpaca.jsonl",
+            "line": 18291,
+            "token_count": 417,
+            "max_unit_size": 320,
+            "largest_at": "./data/alpaca.jsonl:18291",
+            "largest_count": 417,
+            "first_at": ["./data/alpaca.jsonl:18291"],
+            "first_counts": [417],
+        },
+        {
+            "file": "./data/xquad_vi.jsonl",
+            "line": 392,
+            "token_count": 1063,
+            "max_unit_size": 1024,
+            "count": 37,
+            "largest_at": "./data/xquad_vi.jsonl:401",
+            "largest_count": 2373,
+            "first_at": [
+                "./data/xquad_vi.jsonl:392",
+                "./data/xquad_vi.jsonl:401",
+                "./data/xquad_vi.jsonl:517",
+            ],
+            "first_counts": [1063, 2373, 1190],
+        },
+    )
 
     summary = Bilingual(
-        "Sample token length exceeds max unit size.", "Độ dài token của mẫu vượt quá unit lớn nhất."
-    )
-    examples = (
-        {"file": "./data/alpaca.jsonl", "line": 18291, "token_count": 417, "max_unit_size": 320},
+        "Sample token length exceeds max unit size.",
+        "Độ dài token của mẫu vượt quá unit lớn nhất.",
     )
 
     def _sections(self) -> Iterator[Any]:
         yield _H.SAMPLE, format_location(self.file, self.line)
         yield "token_count", self.token_count
         yield "max_unit_size", self.max_unit_size
+        if self.count > 1:
+            yield (
+                Bilingual("Overflowing samples", "Số mẫu bị tràn"),
+                Bilingual(
+                    "{count:,} (every sample longer than {max_unit_size} tokens)",
+                    "{count:,} (mọi mẫu dài hơn {max_unit_size} token)",
+                ),
+            )
+            yield (
+                Bilingual("Largest", "Mẫu dài nhất"),
+                _say(self._SAMPLE, at=self.largest_at, tokens=self.largest_count),
+            )
+            yield (
+                Bilingual("First overflowing samples", "Các mẫu tràn đầu tiên"),
+                *(
+                    _say("- {line}", line=_say(self._SAMPLE, at=at, tokens=tokens))
+                    for at, tokens in zip(self.first_at, self.first_counts, strict=True)
+                ),
+            )
+        if self.stopped_at:
+            yield (
+                Bilingual("Counted up to", "Đã đếm đến"),
+                _say(
+                    Bilingual(
+                        "{stopped_at}: that line has another error, so later samples were not "
+                        "counted",
+                        "{stopped_at}: dòng đó có lỗi khác, nên các mẫu sau chưa được đếm",
+                    )
+                ),
+            )
         yield Bilingual("Increase unit sizes and run again.", "Hãy tăng unit sizes rồi chạy lại.")
+        if self.count > 1:
+            yield Bilingual(
+                "To see sizes that hold every sample: mintdim plan, or build with units=auto.",
+                "Để xem các size chứa được mọi mẫu: mintdim plan, hoặc build với units=auto.",
+            )
 
 
 class OutputValidationError(MintDimError, OSError):
@@ -1324,6 +1567,93 @@ class TokenizerEncodeError(MintDimError, RuntimeError):
         )
 
 
+class TokenizerParityError(MintDimError, RuntimeError):
+    """Raised when the fast engine's ids for a text differ from the reference library's.
+
+    The parity guard compares them at validation (the bundled parity corpus and the first batch
+    of each file) and during the build (a deterministic sample of rows); the build stops at the
+    first difference and writes no manifest.
+    """
+
+    _FOUND: ClassVar[dict[str, Bilingual]] = {
+        "parity_corpus": Bilingual(
+            "at validation, in MintDim's bundled parity corpus",
+            "khi kiểm tra cấu hình, trong bộ văn bản đối chiếu đi kèm MintDim",
+        ),
+        "first_batch": Bilingual(
+            "at validation, in the first batch of your data",
+            "khi kiểm tra cấu hình, trong batch đầu tiên của dữ liệu của bạn",
+        ),
+        "build": Bilingual(
+            "during the build, in a row re-encoded by the reference library",
+            "trong lúc build, ở một dòng được thư viện tham chiếu tokenize lại",
+        ),
+    }
+
+    stage: str = _choice(_FOUND)
+    file: str
+    line: int
+    path: str
+    engine_version: str
+    position: int
+    """Index of the first token that differs (or where one sequence ends)."""
+    window_start: int
+    """Index of the first token shown in ``reference`` and ``fast``."""
+    reference: list[int]
+    fast: list[int]
+
+    summary = Bilingual(
+        "The fast engine's token ids differ from the reference library's.",
+        "Token id của engine nhanh khác với thư viện tham chiếu.",
+    )
+    examples = (
+        {
+            "stage": "build",
+            "file": "./data/alpaca.jsonl",
+            "line": 18291,
+            "path": "./tokenizer/tokenizer.json",
+            "engine_version": "gigatoken 0.10.0",
+            "position": 7,
+            "window_start": 0,
+            "reference": [1212, 318, 257, 1332, 13, 198, 198, 21017, 220, 50256],
+            "fast": [1212, 318, 257, 1332, 13, 198, 198, 50256, 220, 50256],
+        },
+    )
+
+    def _sections(self) -> Iterator[Any]:
+        yield _H.SAMPLE, format_location(self.file, self.line)
+        yield "Tokenizer", self.path
+        yield Bilingual("Found", "Phát hiện"), self._FOUND[self.stage]
+        yield (
+            Bilingual("First difference", "Khác biệt đầu tiên"),
+            Bilingual("token {position}", "token thứ {position}"),
+        )
+        shown = Bilingual("from token {window_start}: {ids}", "từ token thứ {window_start}: {ids}")
+        yield (
+            Bilingual("Reference library", "Thư viện tham chiếu"),
+            _say(shown, ids=self.reference),
+        )
+        yield (
+            Bilingual("Fast engine ({engine_version})", "Engine nhanh ({engine_version})"),
+            _say(shown, ids=self.fast),
+        )
+        yield (
+            _H.FIX,
+            Bilingual(
+                '- switch to the reference engine: {{"path": ..., "engine": "reference"}} in '
+                "Python, tokenizer.engine=reference with the runner (or leave engine out: "
+                "reference is the default)\n"
+                "- nothing was finished: no manifest.json was written\n"
+                "- please report this sample with the tokenizer file and the engine version",
+                '- chuyển sang engine tham chiếu: {{"path": ..., "engine": "reference"}} trong '
+                "Python, tokenizer.engine=reference với runner (hoặc bỏ key engine: mặc định là "
+                "reference)\n"
+                "- chưa có gì hoàn tất: manifest.json không được ghi\n"
+                "- hãy báo lại mẫu này kèm file tokenizer và phiên bản engine",
+            ),
+        )
+
+
 class UnknownPipelineError(MintDimError, ValueError):
     """Raised by ``pipeline(name)`` when no pipeline is registered under ``name``."""
 
@@ -1437,6 +1767,13 @@ class SourceValidationError(MintDimError, ValueError):
             ),
             Bilingual("write {key} as a string", "viết {key} dưới dạng string"),
         ),
+        "not_positive": (
+            Bilingual(
+                "{key} must be a positive integer, got {got!r}",
+                "{key} phải là số nguyên dương, hiện tại là {got!r}",
+            ),
+            Bilingual("give {key} as a number of bytes", "hãy đưa {key} là một số byte"),
+        ),
         "duplicate_field": (
             Bilingual(
                 "{key} declares field {got!r} more than once",
@@ -1489,6 +1826,10 @@ class RunOptionError(MintDimError, ValueError):
     _RULES: ClassVar[dict[str, Bilingual]] = {
         "positive_int": Bilingual("must be a positive integer", "phải là số nguyên dương"),
         "bool": Bilingual("must be True or False", "phải là True hoặc False"),
+        "overflow_policy": Bilingual(
+            "must be one of 'abort', 'skip', 'truncate', 'extend'",
+            "phải là một trong 'abort', 'skip', 'truncate', 'extend'",
+        ),
     }
 
     option: str
@@ -1496,7 +1837,10 @@ class RunOptionError(MintDimError, ValueError):
     rule: str = _choice(_RULES)
 
     summary = Bilingual("Invalid run() option.", "Tùy chọn của run() không hợp lệ.")
-    examples = ({"option": "workers", "value": 0, "rule": "positive_int"},)
+    examples = (
+        {"option": "workers", "value": 0, "rule": "positive_int"},
+        {"option": "on_overflow", "value": "wrap", "rule": "overflow_policy"},
+    )
 
     def _sections(self) -> Iterator[Any]:
         yield Bilingual("Option", "Tùy chọn"), self.option
@@ -1757,6 +2101,136 @@ class PathError(MintDimError, ValueError):
                 "existing directory or give an absolute path",
                 "hãy đưa đường dẫn gồm các ký tự in được, mỗi tên tối đa 255 byte; chạy từ một "
                 "thư mục đang tồn tại hoặc dùng đường dẫn tuyệt đối",
+            ),
+        )
+
+
+class BuildWriteError(MintDimError, OSError):
+    """Raised when the build cannot write a file: a full disk, the file-size limit, a directory
+    deleted under it, or a full TMPDIR under the workers' spool files."""
+
+    _PLACES: ClassVar[dict[str, Bilingual]] = {
+        "output": Bilingual("the output directory", "thư mục output"),
+        "spool": Bilingual(
+            "the workers' spool directory (in TMPDIR)",
+            "thư mục spool của các worker (trong TMPDIR)",
+        ),
+    }
+    _REASONS: ClassVar[dict[str, Bilingual]] = {
+        "disk_full": Bilingual(
+            "the file system holding it is full (or over its quota)",
+            "hệ thống file chứa nó đã đầy (hoặc vượt hạn mức)",
+        ),
+        "file_too_large": Bilingual(
+            "a file reached the file-size limit of this process (ulimit -f)",
+            "một file đã chạm giới hạn kích thước file của tiến trình này (ulimit -f)",
+        ),
+        "gone": Bilingual(
+            "the directory was deleted while the build wrote into it",
+            "thư mục đã bị xóa trong khi build đang ghi vào đó",
+        ),
+        "other": Bilingual("the operating system refused the write", "hệ điều hành từ chối ghi"),
+    }
+    _FIXES: ClassVar[dict[str, Bilingual]] = {
+        "output": Bilingual(
+            "free space there (or raise the limit), or choose another output.dir; then build "
+            "again into a new, empty directory",
+            "hãy giải phóng dung lượng ở đó (hoặc nâng giới hạn), hoặc chọn output.dir khác; rồi "
+            "build lại vào một thư mục mới, rỗng",
+        ),
+        "spool": Bilingual(
+            "set TMPDIR to a directory with free space (each worker writes its encoded batches "
+            "there until the main process takes them), or build with workers=1",
+            "hãy đặt TMPDIR tới một thư mục còn dung lượng (mỗi worker ghi các batch đã mã hóa "
+            "vào đó cho tới khi tiến trình chính lấy đi), hoặc build với workers=1",
+        ),
+    }
+
+    place: str = _choice(_PLACES)
+    directory: str
+    reason: str = _choice(_REASONS)
+    path: str = ""
+    detail: str = ""
+
+    summary = Bilingual("A build file could not be written.", "Không ghi được một file của build.")
+    examples = (
+        {
+            "place": "output",
+            "directory": "./artifacts/instruction_units",
+            "reason": "disk_full",
+            "path": "./artifacts/instruction_units/unit_256/shard_000003.bin",
+            "detail": "[Errno 28] No space left on device",
+        },
+        {
+            "place": "spool",
+            "directory": "/tmp/mintdim-batches-x1y2",
+            "reason": "disk_full",
+            "detail": "[Errno 28] No space left on device",
+        },
+    )
+
+    @classmethod
+    def from_os_error(cls, place: str, directory: str, err: OSError) -> BuildWriteError:
+        """The named error for an ``OSError`` met while writing into ``directory``."""
+        reasons = {
+            errno.ENOSPC: "disk_full",
+            errno.EDQUOT: "disk_full",
+            errno.EFBIG: "file_too_large",
+            errno.ENOENT: "gone",
+        }
+        path = err.filename if isinstance(err.filename, str) else ""
+        return cls(
+            place=place,
+            directory=directory,
+            reason=reasons.get(err.errno, "other"),
+            path=path,
+            detail=f"[Errno {err.errno}] {err.strerror}",
+        )
+
+    def _sections(self) -> Iterator[Any]:
+        yield _H.DIRECTORY, self.directory, _say(self._PLACES[self.place])
+        if self.path:
+            yield "File", self.path
+        yield _H.REASON, self._REASONS[self.reason], self.detail
+        yield _H.FIX, self._FIXES[self.place]
+
+
+class LineTooLongError(MintDimError, ValueError):
+    """Raised when a JSONL line grows past ``source.max_line_bytes`` before its newline."""
+
+    file: str
+    line: int
+    limit: int
+
+    summary = Bilingual(
+        "A JSONL line is longer than the line limit.",
+        "Một dòng JSONL dài hơn giới hạn độ dài dòng.",
+    )
+    examples = ({"file": "./data/dump.jsonl", "line": 1, "limit": 67108864},)
+
+    def _sections(self) -> Iterator[Any]:
+        yield _H.SAMPLE, format_location(self.file, self.line)
+        yield (
+            _H.REASON,
+            Bilingual(
+                "no newline within {limit:,} bytes (source.max_line_bytes): MintDim holds a "
+                "line in memory until its newline, so it stops here instead of running out",
+                "không có ký tự xuống dòng trong {limit:,} byte (source.max_line_bytes): MintDim "
+                "giữ một dòng trong bộ nhớ cho tới ký tự xuống dòng, nên dừng ở đây thay vì "
+                "cạn bộ nhớ",
+            ),
+        )
+        yield (
+            _H.FIX,
+            Bilingual(
+                "a line this long is usually not JSONL (one JSON array, a whole document, a "
+                "binary file): write one JSON object per line; if the samples really are this "
+                "long, raise the limit: .source.jsonl(..., max_line_bytes=N) or "
+                "source.max_line_bytes=N",
+                "một dòng dài như vậy thường không phải JSONL (một mảng JSON, cả một tài liệu, "
+                "một file nhị phân): hãy ghi mỗi dòng một JSON object; nếu mẫu thật sự dài như "
+                "vậy, hãy nâng giới hạn: .source.jsonl(..., max_line_bytes=N) hoặc "
+                "source.max_line_bytes=N",
             ),
         )
 

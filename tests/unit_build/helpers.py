@@ -59,6 +59,7 @@ OUTPUT_FILES = (
     "sample_index.jsonl",
     "duplicate_index.jsonl",
     "unk_index.jsonl",
+    "overflow_index.jsonl",
 )
 """The audit files every finished output directory holds."""
 
@@ -365,14 +366,18 @@ def block(err: MintDimError, lang: str, expected: str) -> None:
 
 
 class Expected:
-    """One sample as the test expects it: where it came from and its rendered text."""
+    """One sample as the test expects it: where it came from, its rendered text and the
+    fields whose value is empty (in declared order; None: the test does not pin them)."""
 
-    __slots__ = ("line", "source_file", "text")
+    __slots__ = ("empty_fields", "line", "source_file", "text")
 
-    def __init__(self, source_file: str, line: int, text: str) -> None:
+    def __init__(
+        self, source_file: str, line: int, text: str, empty_fields: Sequence[str] | None = None
+    ) -> None:
         self.source_file = source_file
         self.line = line
         self.text = text
+        self.empty_fields = None if empty_fields is None else list(empty_fields)
 
     def __repr__(self) -> str:
         return f"Expected({self.source_file!r}, {self.line}, {self.text!r})"
@@ -381,9 +386,10 @@ class Expected:
 def expected_from_rows(
     source_file: str, rows: Sequence[dict | None], template: Callable[[dict], str]
 ) -> list[Expected]:
-    """Samples of a file written from ``rows`` (None = a blank line), lines 1-based."""
+    """Samples of a file written from ``rows`` (None = a blank line), lines 1-based; every key
+    of a row is a declared field."""
     return [
-        Expected(source_file, number, template(row))
+        Expected(source_file, number, template(row), [k for k, v in row.items() if v == ""])
         for number, row in enumerate(rows, start=1)
         if row is not None
     ]
@@ -421,6 +427,7 @@ def verify_build(
             "unit_size": unit,
             "source_file": want.source_file,
             "source_line": want.line,
+            "empty_fields": row["empty_fields"] if want.empty_fields is None else want.empty_fields,
             "shard_path": f"unit_{unit}/shard_{position // samples_per_shard:06d}.bin",
             "shard_row": position % samples_per_shard,
         }, f"sample {sample_id} ({want!r})"

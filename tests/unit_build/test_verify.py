@@ -255,3 +255,20 @@ def test_deep_finds_inputs_and_tokenizers_that_changed(cwd, sp_model):
     assert _codes(report) == {(str(local), "sha256")}
     local.unlink()
     assert _codes(_report(out, "--deep")) == {(str(local), "deep_input_missing")}
+
+
+def test_an_id_outside_the_vocabulary_is_found(cwd, sp_model):
+    out = _build(cwd, sp_model)
+    vocab = read_json(out / "manifest.json")["tokenizer"]["vocab_size"]
+    row = json.loads((out / "sample_index.jsonl").read_text().splitlines()[2])
+    shard = out / row["shard_path"]
+    data = bytearray(shard.read_bytes())
+    slot = row["shard_row"] * row["unit_size"]
+    data[slot * 2 : slot * 2 + 2] = np.uint16(vocab).tobytes()
+    shard.write_bytes(bytes(data))
+    _reseal(out)
+    report = _report(out)
+    found = {(f["code"], f["facts"]["sample_id"], f["facts"]["value"]) for f in report["failures"]}
+    assert ("vocabulary", 2, vocab) in found
+    code, output = _verify(str(out))
+    assert f"outside the vocabulary of {vocab}" in output

@@ -1,5 +1,6 @@
 """The unit-build data flow, top to bottom.
 
+    units/auto (sizes="auto")       run_scan below, then units/optimal plans each output's sizes
     source/jsonl.read_raw_batches   stream each file as raw line batches (main process)
     workers.encode_in_order         on N processes, in input order, each batch goes through
       batch.BatchEncoder              source/jsonl.parse_lines -> Template.render -> sha256
@@ -7,6 +8,11 @@
     output/dir.OutputDirectory      units/shard_writer shards, sample/unk indexes, digests, stats
     OutputDirectory.finish          duplicate_index, EMPTY_UNIT.md, stats, histogram, manifest last
     progress.Progress               a stderr bar over input bytes (a terminal, or when asked)
+
+A scan (``run_scan``) is the same first two steps with ``batch.BatchCounter``, which stops after
+the tokenizer and keeps each sample's count and line: no output directory, nothing written.
+A build that meets an overlong sample finishes counting the rest the same way
+(``_every_overflow``), so its one ``UnitOverflowError`` names every such sample.
 
 Validation (``validate.py``) has already run: nothing here re-checks configuration.
 """
@@ -17,13 +23,18 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import closing
+from dataclasses import replace
 
-from mintdim.pipelines.unit_build.batch import BatchEncoder
+import numpy as np
+
+from mintdim.pipelines.unit_build.batch import BatchCounter, BatchEncoder
 from mintdim.pipelines.unit_build.contracts import (
     BuildPlan,
     BuildResult,
     OutputResult,
+    ScanResult,
     TokenizerSpec,
+    token_dtype_for,
 )
 from mintdim.pipelines.unit_build.output.dir import OutputDirectory
 from mintdim.pipelines.unit_build.progress import Progress
@@ -34,10 +45,14 @@ from mintdim.pipelines.unit_build.source.jsonl import (
     read_raw_batches,
 )
 from mintdim.pipelines.unit_build.tokenizer import Encoder
+from mintdim.pipelines.unit_build.units.auto import planned_build, unit_plans
+from mintdim.pipelines.unit_build.units.optimal import UnitPlan
+from mintdim.pipelines.unit_build.units.overflow import OverflowTally
 from mintdim.pipelines.unit_build.workers import encode_in_order
+from mintdim.shared.errors import MintDimError, UnitOverflowError
 from mintdim.shared.signals import StopSignal, stop_signals_ignored
 
-__all__ = ["run_build"]
+__all__ = ["run_build", "run_scan"]
 
 
 def run_build(
@@ -47,23 +62,34 @@ def run_build(
     progress: bool | None,
     stop: StopSignal,
 ) -> BuildResult:
-    """Build every output directory of a validated plan.
+    """Build every output directory of a validated plan (``units="auto"``: scan and plan first).
 
     A stop (Ctrl-C, or SIGTERM inside ``sigterm_as_interrupt``, which gave ``stop``) marks every
     output failed and leaves as ``BuildInterruptedError`` naming the signal.
     """
-    shown = sys.stderr.isatty() if progress is None else progress
-    bar = Progress(sum(os.path.getsize(file.abs_path) for file in plan.files), shown)
+    plans: list[UnitPlan | None] = [None] * len(plan.outputs)
+    if plan.auto is not None:
+        scan = run_scan(plan, encoders, workers, progress, stop)
+        plans = unit_plans(plan, scan)
+        plan = planned_build(plan, scan, plans)
+    bar = _progress_bar(plan, progress)
     outputs = [
-        OutputDirectory(out, [plan.files[i] for i in out.file_indexes]) for out in plan.outputs
+        OutputDirectory(out, [plan.files[i] for i in out.file_indexes], plan.on_overflow)
+        for out in plan.outputs
     ]
     try:
-        return BuildResult(outputs=_build(plan, encoders, workers, outputs, bar))
+        built = _build(plan, encoders, workers, outputs, bar)
+        return BuildResult(
+            outputs=tuple(replace(o, plan=p) for o, p in zip(built, plans, strict=True))
+        )
     except BaseException as error:
         failure = stop.error() if isinstance(error, KeyboardInterrupt) else error
         with stop_signals_ignored():
             for output in outputs:
-                output.fail(failure)
+                output.fail(failure)  # a completed output stays complete and unmarked
+        completed = tuple(output.plan.path for output in outputs if output.complete)
+        if completed and isinstance(failure, MintDimError):
+            failure.completed_outputs = completed
         if failure is not error:
             raise failure from None  # where the signal landed is no news to the user
         raise
@@ -82,19 +108,112 @@ def _build(
         output.create()
     encoder = BatchEncoder(plan, encoders)
     fingerprints: dict[int, InputFingerprint] = {}
+    failed = None
     # closing(): on any error the workers stop now, not when the traceback is collected.
     with closing(encode_in_order(encoder, _all_batches(plan, fingerprints), workers)) as encoded:
         for batch in encoded:
             outputs[plan.files[batch.file_index].output_index].write(batch)
             bar.advance(batch.input_bytes, batch.sample_count, int(batch.token_counts.sum()))
             if batch.error is not None:
-                raise batch.error
-    bar.complete()
-    # A file changed under the build may have given samples of two versions (or of neither):
-    # no manifest may vouch for that.
-    for file in plan.files:
-        check_unchanged(file, fingerprints[file.index])
-    return tuple(OutputResult(o.plan.path, o.finish(fingerprints)) for o in outputs)
+                failed = batch
+                break
+    if failed is None:
+        bar.complete()
+        # A file changed under the build may have given samples of two versions (or of
+        # neither): no manifest may vouch for that.
+        for file in plan.files:
+            check_unchanged(file, fingerprints[file.index])
+        return tuple(OutputResult(o.plan.path, o.finish(fingerprints)) for o in outputs)
+    if isinstance(failed.error, UnitOverflowError):
+        # One error for every overlong sample, not one build per sample: count the rest.
+        raise _every_overflow(plan, encoders, workers, failed.file_index, failed.error, bar)
+    raise failed.error
+
+
+def _every_overflow(
+    plan: BuildPlan,
+    encoders: dict[TokenizerSpec, Encoder],
+    workers: int,
+    file_index: int,
+    first: UnitOverflowError,
+    bar: Progress,
+) -> UnitOverflowError:
+    """The build's overflow error, completed by a scan of the input from its sample onwards.
+
+    Nothing is written any more (the build has failed); the scan stops early only at a line
+    that cannot be read, and the error then says where counting stopped.
+    """
+    found = OverflowTally()
+    stopped: MintDimError | None = None
+    rest = _batches_from(plan, file_index, first.line)
+    with closing(encode_in_order(BatchCounter(plan, encoders), rest, workers)) as counted:
+        for batch in counted:
+            file = plan.files[batch.file_index]
+            lines = np.asarray(batch.line_numbers, np.int64)
+            over = batch.token_counts > file.sizes[-1]
+            if batch.file_index == file_index:
+                over &= lines >= first.line
+            found.add(file.path, lines[over], batch.token_counts[over])
+            bar.advance(batch.input_bytes, batch.sample_count, int(batch.token_counts.sum()))
+            if batch.error is not None:
+                stopped = batch.error
+                break
+    return found.error(first.max_unit_size, stopped)
+
+
+def _batches_from(plan: BuildPlan, file_index: int, line: int) -> Iterator[RawBatch]:
+    """The raw batches holding line ``line`` of file ``file_index`` and everything after it."""
+    for file in plan.files[file_index:]:
+        for raw in read_raw_batches(file):
+            last_line = raw.first_line + raw.data.count(b"\n")
+            if file.index > file_index or last_line >= line:
+                yield raw
+
+
+def run_scan(
+    plan: BuildPlan,
+    encoders: dict[TokenizerSpec, Encoder],
+    workers: int,
+    progress: bool | None,
+    stop: StopSignal,
+) -> ScanResult:
+    """Every sample's exact token count and line, per file, from a validated plan.
+
+    A stop leaves as ``BuildInterruptedError`` naming the signal, as in a build.
+    """
+    counts: list[list[np.ndarray]] = [[] for _ in plan.files]
+    lines: list[list[np.ndarray]] = [[] for _ in plan.files]
+    bar = _progress_bar(plan, progress)
+    counter = BatchCounter(plan, encoders)
+    try:
+        batches = _all_batches(plan, {})
+        with closing(encode_in_order(counter, batches, workers)) as counted:
+            for batch in counted:
+                counts[batch.file_index].append(batch.token_counts)
+                lines[batch.file_index].append(np.asarray(batch.line_numbers, np.int64))
+                bar.advance(batch.input_bytes, batch.sample_count, int(batch.token_counts.sum()))
+                if batch.error is not None:
+                    raise batch.error
+        bar.complete()
+    except KeyboardInterrupt:
+        raise stop.error() from None
+    finally:
+        bar.close()
+    return ScanResult(
+        files=tuple(f.path for f in plan.files),
+        by_file=tuple(_joined(parts) for parts in counts),
+        lines_by_file=tuple(_joined(parts) for parts in lines),
+        bytes_per_token=max(_slot_bytes(encoders[f.tokenizer]) for f in plan.files),
+    )
+
+
+def _slot_bytes(encoder: Encoder) -> int:
+    # Validation of a scan does not refuse a vocabulary no dtype holds: count it as uint32.
+    return np.dtype(token_dtype_for(encoder.vocab_size) or "uint32").itemsize
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(parts).astype(np.int64, copy=False) if parts else np.empty(0, np.int64)
 
 
 def _all_batches(plan: BuildPlan, fingerprints: dict[int, InputFingerprint]) -> Iterator[RawBatch]:
@@ -102,3 +221,8 @@ def _all_batches(plan: BuildPlan, fingerprints: dict[int, InputFingerprint]) -> 
     # One stream across files keeps every worker busy at file boundaries.
     for file in plan.files:
         fingerprints[file.index] = yield from read_raw_batches(file)
+
+
+def _progress_bar(plan: BuildPlan, progress: bool | None) -> Progress:
+    shown = sys.stderr.isatty() if progress is None else progress
+    return Progress(sum(os.path.getsize(file.abs_path) for file in plan.files), shown)

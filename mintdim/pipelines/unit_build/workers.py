@@ -1,4 +1,5 @@
-"""Running ``BatchEncoder`` over raw batches on N processes, results in input order.
+"""Running ``BatchEncoder`` (a build) or ``BatchCounter`` (a scan) over raw batches on N processes,
+results in input order.
 
 With one worker everything runs in this process. With more, a process pool works on a bounded
 window of batches (so memory stays flat however fast the file is read) and results are yielded
@@ -29,12 +30,17 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from multiprocessing.process import BaseProcess
 
-from mintdim.pipelines.unit_build.batch import BatchEncoder, EncodedBatch
+from mintdim.pipelines.unit_build.batch import (
+    BatchCounter,
+    BatchEncoder,
+    CountedBatch,
+    EncodedBatch,
+)
 from mintdim.pipelines.unit_build.source.jsonl import RawBatch
-from mintdim.shared.errors import MintDimError, WorkerError
+from mintdim.shared.errors import BuildWriteError, MintDimError, WorkerError
 from mintdim.shared.signals import stop_signals_ignored
 
 __all__ = ["encode_in_order"]
@@ -52,14 +58,16 @@ _STOP_GRACE_SECONDS = 60.0
 
 _START_METHOD = "fork" if sys.platform == "linux" else "spawn"
 
-_worker_encoder: BatchEncoder | None = None
+Work = BatchEncoder | BatchCounter
+"""What a worker runs on each raw batch."""
+Result = EncodedBatch | CountedBatch
+
+_worker_encoder: Work | None = None
 _worker_spool = ""
 _spool_numbers = itertools.count()
 
 
-def encode_in_order(
-    encoder: BatchEncoder, batches: Iterable[RawBatch], workers: int
-) -> Iterator[EncodedBatch]:
+def encode_in_order(encoder: Work, batches: Iterable[RawBatch], workers: int) -> Iterator[Result]:
     """Encode every batch, yielding results in input order."""
     if workers == 1:
         with _one_tokenizer_thread():
@@ -68,16 +76,18 @@ def encode_in_order(
     yield from _pool_map(encoder, batches, workers)
 
 
-def _pool_map(
-    encoder: BatchEncoder, batches: Iterable[RawBatch], workers: int
-) -> Iterator[EncodedBatch]:
-    with tempfile.TemporaryDirectory(prefix="mintdim-batches-") as spool:
+def _pool_map(encoder: Work, batches: Iterable[RawBatch], workers: int) -> Iterator[Result]:
+    try:
+        spool_dir = tempfile.TemporaryDirectory(prefix="mintdim-batches-")
+    except OSError as err:
+        raise BuildWriteError.from_os_error("spool", tempfile.gettempdir(), err) from None
+    with spool_dir as spool:
         yield from _spooled_pool_map(encoder, batches, workers, spool)
 
 
 def _spooled_pool_map(
-    encoder: BatchEncoder, batches: Iterable[RawBatch], workers: int, spool: str
-) -> Iterator[EncodedBatch]:
+    encoder: Work, batches: Iterable[RawBatch], workers: int, spool: str
+) -> Iterator[Result]:
     pool = ProcessPoolExecutor(
         max_workers=workers,
         mp_context=multiprocessing.get_context(_START_METHOD),
@@ -110,7 +120,7 @@ def _spooled_pool_map(
                 _stop(pool, list(processes.values()), cancel=outcome == "stopped")
 
 
-def _result(future: Future[str]) -> EncodedBatch:
+def _result(future: Future[str]) -> Result:
     try:
         path = future.result()
     except MintDimError as err:
@@ -175,7 +185,7 @@ def _one_tokenizer_thread() -> Iterator[None]:
             os.environ[_PARALLELISM] = previous
 
 
-def _init_worker(encoder: BatchEncoder, spool: str, parent: int) -> None:
+def _init_worker(encoder: Work, spool: str, parent: int) -> None:
     _die_with(parent)
     # Ctrl-C is the main process's to handle. SIGTERM must kill: a fork inherits the main
     # process's handler (which turns SIGTERM into KeyboardInterrupt), and a worker blocked in a
@@ -207,6 +217,11 @@ def _encode(batch: RawBatch) -> str:
     """
     result = _worker_encoder(batch)
     path = os.path.join(_worker_spool, f"{os.getpid()}-{next(_spool_numbers)}.pickle")
-    with open(path, "wb") as handle:
-        pickle.dump(result, handle, protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        with open(path, "wb") as handle:
+            pickle.dump(result, handle, protocol=pickle.HIGHEST_PROTOCOL)
+    except OSError as err:
+        with suppress(OSError):
+            os.unlink(path)  # half a pickle, and it holds space others need
+        raise BuildWriteError.from_os_error("spool", _worker_spool, err) from None
     return path

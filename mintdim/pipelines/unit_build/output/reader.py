@@ -10,6 +10,7 @@ view into them. Sample ids, units and token counts come from the binary unit ind
     len(build)                      # number of samples
     build[0]                        # sample 0's exact tokens (numpy view, no PAD)
     build.units                     # {unit_size: sample count}
+    build.segments(0)               # [("literal", 0, 5), ("instruction", 5, 40), ...] if stored
     for batch in build.loader(tokens_per_batch=16384):   # see output/loader.py
         ...
 """
@@ -22,9 +23,10 @@ from pathlib import Path
 import numpy as np
 import orjson
 
-from mintdim.pipelines.unit_build.output import manifest, sample_index, unit_index
+from mintdim.pipelines.unit_build.output import manifest, sample_index, spans, unit_index
 from mintdim.pipelines.unit_build.output.dir import UNIT_BUILD_FAILED
-from mintdim.pipelines.unit_build.units.shard_writer import shard_path
+from mintdim.pipelines.unit_build.segments import segment_names
+from mintdim.pipelines.unit_build.units.shard_writer import shard_path, spans_path
 from mintdim.shared.errors import BuildReadError, NotABuildError
 
 __all__ = ["UnitBuild", "open_build", "require_build"]
@@ -77,6 +79,30 @@ class UnitBuild:
         position = int(positions[index])
         length = int(self.unit_index(size)["token_count"][position])
         return self.unit_record(size, position)[:length]
+
+    def segments(self, sample_id: int) -> list[tuple[str, int, int]]:
+        """A sample's segments in order as ``(name, start, stop)`` token positions, covering
+        ``[0, token_count)``: fields by field name, literals as ``"literal"``, the appended EOS as
+        ``"eos"`` (kinds and literal texts: manifest ``source.sequence_templates``). Needs a
+        build whose tokenizer set ``encode`` (spans file format: output/spans.py)."""
+        layout = self.manifest.get("segment_spans", {})
+        if not layout.get("stored"):
+            raise ValueError(
+                f"{self.path}: this build stores no segment spans; build it with the tokenizer "
+                'key encode: "whole" or "segments"'
+            )
+        self[sample_id]  # the same id checks as the tokens
+        units, positions = self._sample_places()
+        size = list(self.units)[units[sample_id]]
+        shard, row = divmod(int(positions[sample_id]), self.samples_per_shard)
+        relative = spans_path(size, shard)
+        if relative not in self._shards:
+            data = np.memmap(self.path / relative, dtype=spans.DTYPE, mode="r")
+            self._shards[relative] = spans.read_records(data, layout["record_width"])
+        record = self._shards[relative][row]
+        names = segment_names(self.manifest["source"]["sequence_templates"][int(record[0])])
+        stops = record[1 : 1 + len(names)].tolist()
+        return list(zip(names, [0, *stops[:-1]], stops, strict=True))
 
     def unit_index(self, unit_size: int) -> np.ndarray:
         """One unit's entries (``sample_id``, ``token_count``) in record order; empty if none."""
