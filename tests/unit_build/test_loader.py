@@ -468,7 +468,7 @@ def test_targets_keep_labels_only_on_the_named_segments(tmp_path, tokenizer):
         config,
         fields=[["instruction", "input", "output"]],
         templates=[ALPACA],
-        sizes=[[64, 128, 192, 256, 384, 512, 1024, 2048]],
+        sizes=[[64, 128, 192, 256, 384, 512, 1024, 2048, 4096]],
         samples_per_shard=[16],
         out=str(tmp_path / "sft"),
     ).run(workers=1, progress=False)
