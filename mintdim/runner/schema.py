@@ -23,6 +23,7 @@ __all__ = [
     "PlanCost",
     "SourceConfig",
     "TokenizerConfig",
+    "TokenizerEngine",
     "TokenizerType",
     "UnitsConfig",
     "field_help",
@@ -64,6 +65,13 @@ class PlanCost(Enum):
 
     tokens = "tokens"
     attention = "attention"
+
+
+class TokenizerEngine(Enum):
+    """The tokenizer key ``engine``: the tokenizer's own library, or gigatoken (parity-guarded)."""
+
+    reference = "reference"
+    fast = "fast"
 
 
 class Lang(Enum):
@@ -133,6 +141,16 @@ class TokenizerConfig:
             "list of tokenizer file paths: one shared by every file, or one per file",
             "list đường dẫn file tokenizer: một file dùng chung, hoặc mỗi file một",
             "tokenizer.path=[./tokenizer/tokenizer.model]",
+        ),
+    )
+    engine: TokenizerEngine = field(
+        default=TokenizerEngine.reference,
+        metadata=_help(
+            "reference (the tokenizer's own library) or fast (gigatoken, extra [fast], checked "
+            "against the reference while it runs; other tokenizers fall back and say why)",
+            "reference (thư viện của chính tokenizer) hoặc fast (gigatoken, phần tuỳ chọn [fast], "
+            "được đối chiếu với engine tham chiếu khi chạy; tokenizer khác tự quay về và nói lý do)",
+            "tokenizer.engine=fast",
         ),
     )
     encode: EncodeMode | None = field(

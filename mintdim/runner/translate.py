@@ -43,7 +43,7 @@ __all__ = [
     "scan_job",
 ]
 
-TOKENIZER_OPTIONS = ("encode", "append_eos", "pad_fallback", "unk_fallback")
+TOKENIZER_OPTIONS = ("engine", "encode", "append_eos", "pad_fallback", "unk_fallback")
 """Tokenizer keys shared by every path: each is added to every ``{"path": ...}`` dict when set."""
 
 BUILD_KEYS = {
@@ -97,8 +97,12 @@ def fluent_arguments(
         for k in keys
     }
     paths = v["tokenizer", "path"]
-    # Options left at their defaults (null, false) stay out: the API's own defaults apply.
-    options = {key: v["tokenizer", key] for key in TOKENIZER_OPTIONS if v["tokenizer", key]}
+    # Options left at their defaults stay out: the API's own defaults apply.
+    options = {
+        key: v["tokenizer", key]
+        for key in TOKENIZER_OPTIONS
+        if v["tokenizer", key] not in (None, False, "reference")
+    }
     tokenizer = [{"path": p, **options} for p in paths] if isinstance(paths, list) else paths
     return {
         "source.jsonl": {

@@ -347,3 +347,22 @@ def test_a_size_that_is_not_an_int_is_named_by_the_core(compose_cfg, tmp_path) -
         "x",
         "positive_int",
     )
+
+
+def test_tokenizer_engine_reaches_every_tokenizer_dict(compose_cfg) -> None:
+    out = ("output=dir", "output.dir=[./o]")
+    cfg = compose_cfg(
+        "tokenizer=hf_json", "tokenizer.path=[./a.json,./b.json]", "tokenizer.engine=fast", *out
+    )
+    config = job_from_config(cfg).config
+    assert config.tokenizer == [
+        {"path": "./a.json", "engine": "fast"},
+        {"path": "./b.json", "engine": "fast"},
+    ]
+    default = job_from_config(compose_cfg("tokenizer=hf_json", "tokenizer.path=[./a.json]", *out))
+    assert default.config.tokenizer == [{"path": "./a.json"}]
+
+
+def test_an_unknown_tokenizer_engine_fails_while_composing(compose_cfg) -> None:
+    with pytest.raises(Exception, match="turbo"):
+        compose_cfg("tokenizer=hf_json", "tokenizer.path=[./a.json]", "tokenizer.engine=turbo")

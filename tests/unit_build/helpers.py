@@ -13,9 +13,10 @@ import hashlib
 import json
 import multiprocessing
 import os
+import random
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +37,7 @@ __all__ = [
     "block",
     "expected_from_rows",
     "file_sha256",
+    "flipped_bytes",
     "job",
     "os_children",
     "read_json",
@@ -284,6 +286,19 @@ def tree_bytes_but_inputs(directory: str | os.PathLike[str]) -> dict[str, bytes]
     del content["source"]["inputs"], content["manifest_sha256"]
     tree["manifest.json"] = json.dumps(content, ensure_ascii=False).encode()
     return tree
+
+
+def flipped_bytes(directory: Path, rng: random.Random, per_file: int) -> Iterator[tuple[str, int]]:
+    """Change ``per_file`` random bytes of every file under ``directory``, one at a time: yield
+    (relative path, offset) while the byte is changed; each file is restored after its turn."""
+    for path in sorted(p for p in directory.rglob("*") if p.is_file()):
+        original = path.read_bytes()
+        for offset in rng.sample(range(len(original)), min(per_file, len(original))):
+            changed = bytearray(original)
+            changed[offset] ^= rng.randrange(1, 256)
+            path.write_bytes(bytes(changed))
+            yield path.relative_to(directory).as_posix(), offset
+        path.write_bytes(original)
 
 
 def assert_not_written(*paths: str | os.PathLike[str]) -> None:

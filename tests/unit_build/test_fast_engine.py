@@ -55,6 +55,19 @@ def without_engine(manifest: dict) -> dict:
 
 FAST_TOKENIZERS = [
     pytest.param("roberta-base.tokenizer.json", {}, id="roberta"),
+    # phi-2 has neither UNK nor PAD, phi-3-mini and mistral no PAD: the SFT fallbacks supply them.
+    pytest.param(
+        "phi-2.tokenizer.json", {"pad_fallback": "eos", "unk_fallback": "none"}, id="phi-2"
+    ),
+    pytest.param("phi-3-mini.tokenizer.json", {"pad_fallback": "eos"}, id="phi-3-mini"),
+    pytest.param(
+        "mistral-7b-v0.1.tokenizer.model", {"pad_fallback": "eos", "append_eos": True}, id="mistral"
+    ),
+]
+BUILDS = [
+    *(pytest.param(*p.values, 2, 64, id=f"{p.id}-workers2") for p in FAST_TOKENIZERS),
+    pytest.param(*FAST_TOKENIZERS[0].values, 1, 97, id="roberta-workers1"),
+    pytest.param(*FAST_TOKENIZERS[0].values, 3, 1000, id="roberta-workers3"),
 ]
 
 
@@ -79,8 +92,7 @@ def test_fast_encode_batch_gives_the_reference_ids_on_the_corpora(tokenizer, opt
 
 
 @pytest.mark.corpora
-@pytest.mark.parametrize(("tokenizer", "options"), FAST_TOKENIZERS)
-@pytest.mark.parametrize(("workers", "build_batch"), [(1, 97), (2, 64), (3, 1000)])
+@pytest.mark.parametrize(("tokenizer", "options", "workers", "build_batch"), BUILDS)
 def test_fast_build_is_byte_identical_to_reference(
     cwd, tokenizer, options, workers, build_batch, tmp_path
 ):

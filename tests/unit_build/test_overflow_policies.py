@@ -17,7 +17,14 @@ from tokenizers import Tokenizer
 from mintdim import RunOptionError, UnitOverflowError, open_build
 from mintdim.pipelines.unit_build.output.verify import verify_build
 from tests.conftest import corpora_file
-from tests.unit_build.helpers import job, read_json, read_jsonl, tree_bytes, write_jsonl
+from tests.unit_build.helpers import (
+    flipped_bytes,
+    job,
+    read_json,
+    read_jsonl,
+    tree_bytes,
+    write_jsonl,
+)
 
 pytestmark = pytest.mark.filterwarnings("ignore::mintdim.TemplateLiteralWarning")
 
@@ -174,18 +181,8 @@ def test_mintdim_verify_accepts_each_policy_and_catches_a_broken_span(tmp_path, 
 def test_every_flipped_byte_of_an_sft_build_is_found(tmp_path, rows):
     """Spans files, overflow_index.jsonl and the new manifest keys are all under verify's eye."""
     out, _ = _run(tmp_path, rows[:60], "extend")
-    rng = random.Random(3)
-    files = sorted(p for p in out.rglob("*") if p.is_file())
-    names = {p.name for p in files}
+    names = {p.name for p in out.rglob("*")}
     assert "overflow_index.jsonl" in names and "shard_000000.spans.bin" in names
-    for path in files:
-        original = path.read_bytes()
-        for offset in rng.sample(range(len(original)), min(3, len(original))):
-            changed = bytearray(original)
-            changed[offset] ^= rng.randrange(1, 256)
-            path.write_bytes(bytes(changed))
-            report = verify_build(out)
-            relative = path.relative_to(out).as_posix()
-            assert not report.ok, f"{relative} byte {offset} changed unnoticed"
-        path.write_bytes(original)
+    for relative, offset in flipped_bytes(out, random.Random(3), per_file=3):
+        assert not verify_build(out).ok, f"{relative} byte {offset} changed unnoticed"
     assert verify_build(out).ok

@@ -277,15 +277,21 @@ def test_manifest_records_sequence_template_eos_and_fallback_sources(tmp_path):
         assert set(record[row["token_count"] :].tolist()) <= {2}
 
 
+def _small_build(tmp_path: Path, file: str, options: dict, texts: list[str]) -> Path:
+    """A one-field build of ``texts`` with a corpora tokenizer and ``options``; its directory."""
+    write_jsonl(tmp_path / "a.jsonl", [{"text": text} for text in texts])
+    path = corpora_file(f"tokenizers/{file}")
+    out = tmp_path / "out"
+    job([str(tmp_path / "a.jsonl")], {"path": str(path), **options}, out=str(out)).run(
+        workers=1, progress=False
+    )
+    return out
+
+
 def test_library_pad_wins_over_the_fallback_and_the_manifest_says_so(tmp_path):
-    write_jsonl(tmp_path / "a.jsonl", [{"text": "hello world"}])
-    path = corpora_file("tokenizers/bert-base-uncased.tokenizer.json")
-    job(
-        [str(tmp_path / "a.jsonl")],
-        {"path": str(path), "pad_fallback": "eos", "unk_fallback": "none"},
-        out=str(tmp_path / "out"),
-    ).run(workers=1, progress=False)
-    tokenizer = read_json(tmp_path / "out/manifest.json")["tokenizer"]
+    options = {"pad_fallback": "eos", "unk_fallback": "none"}
+    out = _small_build(tmp_path, "bert-base-uncased.tokenizer.json", options, ["hello world"])
+    tokenizer = read_json(out / "manifest.json")["tokenizer"]
     assert tokenizer["pad_id"] == 0
     assert (
         tokenizer["pad_id_source"]
@@ -295,30 +301,21 @@ def test_library_pad_wins_over_the_fallback_and_the_manifest_says_so(tmp_path):
 
 
 def test_unk_fallback_none_turns_the_unk_tier_off(tmp_path):
-    write_jsonl(tmp_path / "a.jsonl", [{"text": "hello <|endoftext|> world"}])
-    path = corpora_file("tokenizers/phi-2.tokenizer.json")
-    job(
-        [str(tmp_path / "a.jsonl")],
-        {"path": str(path), "pad_fallback": "eos", "unk_fallback": "none"},
-        out=str(tmp_path / "out"),
-    ).run(workers=1, progress=False)
-    tokenizer = read_json(tmp_path / "out/manifest.json")["tokenizer"]
+    options = {"pad_fallback": "eos", "unk_fallback": "none"}
+    out = _small_build(tmp_path, "phi-2.tokenizer.json", options, ["hello <|endoftext|> world"])
+    tokenizer = read_json(out / "manifest.json")["tokenizer"]
     assert tokenizer["unk_id"] is None and tokenizer["unk_tier"] == "off"
-    assert read_jsonl(tmp_path / "out/unk_index.jsonl") == []
-    assert read_json(tmp_path / "out/stats.json")["unk_tokens"] == 0
+    assert read_jsonl(out / "unk_index.jsonl") == []
+    assert read_json(out / "stats.json")["unk_tokens"] == 0
 
 
 def test_the_appended_eos_is_not_counted_as_unk(tmp_path):
     # phi-2 with unk_fallback eos: UNK and EOS are one id; only field text may count as UNK.
-    write_jsonl(tmp_path / "a.jsonl", [{"text": "plain text"}, {"text": "a <|endoftext|> b"}])
-    path = corpora_file("tokenizers/phi-2.tokenizer.json")
-    job(
-        [str(tmp_path / "a.jsonl")],
-        {"path": str(path), "pad_fallback": "eos", "unk_fallback": "eos", "append_eos": True},
-        out=str(tmp_path / "out"),
-    ).run(workers=1, progress=False)
-    unk = read_jsonl(tmp_path / "out/unk_index.jsonl")
-    library = Library(path)
+    options = {"pad_fallback": "eos", "unk_fallback": "eos", "append_eos": True}
+    texts = ["plain text", "a <|endoftext|> b"]
+    out = _small_build(tmp_path, "phi-2.tokenizer.json", options, texts)
+    unk = read_jsonl(out / "unk_index.jsonl")
+    library = Library(corpora_file("tokenizers/phi-2.tokenizer.json"))
     position = library.ids("a <|endoftext|> b").index(50256)
     assert [(row["sample_id"], row["unk_positions"]) for row in unk] == [(1, [position])]
 

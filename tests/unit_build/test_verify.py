@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from mintdim.cli import main
-from tests.unit_build.helpers import job, read_json, write_jsonl
+from tests.unit_build.helpers import flipped_bytes, job, read_json, write_jsonl
 
 _WORDS = ["the", "model", "data", "token", "unit", "shard", "pad", "build", "sample", "xin", "chao"]
 
@@ -109,17 +109,10 @@ def test_every_flipped_byte_in_every_file_is_found(cwd, hf_json):
         "EMPTY_UNIT.md",
         "index.npy",
     }
-    for path in files:
-        original = path.read_bytes()
-        for offset in rng.sample(range(len(original)), min(6, len(original))):
-            changed = bytearray(original)
-            changed[offset] ^= rng.randrange(1, 256)
-            path.write_bytes(bytes(changed))
-            report = _report(out)
-            relative = path.relative_to(out).as_posix()
-            assert not report["ok"], f"{relative} byte {offset} changed unnoticed"
-            assert relative in {f["path"] for f in report["failures"]}, (relative, report)
-        path.write_bytes(original)
+    for relative, offset in flipped_bytes(out, rng, per_file=6):
+        report = _report(out)
+        assert not report["ok"], f"{relative} byte {offset} changed unnoticed"
+        assert relative in {f["path"] for f in report["failures"]}, (relative, report)
     assert _report(out)["ok"]
 
 
