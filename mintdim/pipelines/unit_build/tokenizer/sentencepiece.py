@@ -31,7 +31,9 @@ class SentencePieceEncoder:
         self.spec = spec
         self._sp = spm.SentencePieceProcessor()
         try:
-            self._sp.Load(model_proto=data)
+            # LoadFromSerializedProto, not Load(model_proto=...): Load takes b"" for "no model
+            # given", while an empty file must fail like any other file that is not a model.
+            self._sp.LoadFromSerializedProto(data)
         except (OSError, RuntimeError) as err:
             raise TokenizerLoadError(path=spec.path, method=spec.kind, detail=str(err)) from err
         self.vocab_size = self._sp.get_piece_size()
