@@ -27,7 +27,7 @@ from mintdim.pipelines.unit_build.output import manifest, sample_index, spans, u
 from mintdim.pipelines.unit_build.output.dir import UNIT_BUILD_FAILED
 from mintdim.pipelines.unit_build.segments import segment_names
 from mintdim.pipelines.unit_build.units.shard_writer import shard_path, spans_path
-from mintdim.shared.errors import BuildReadError, NotABuildError
+from mintdim.shared.errors import BuildReadError, NoSegmentSpansError, NotABuildError
 
 __all__ = ["UnitBuild", "open_build", "require_build"]
 
@@ -87,10 +87,7 @@ class UnitBuild:
         build whose tokenizer set ``encode`` (spans file format: output/spans.py)."""
         layout = self.manifest.get("segment_spans", {})
         if not layout.get("stored"):
-            raise ValueError(
-                f"{self.path}: this build stores no segment spans; build it with the tokenizer "
-                'key encode: "whole" or "segments"'
-            )
+            raise NoSegmentSpansError(directory=str(self.path))
         self[sample_id]  # the same id checks as the tokens
         units, positions = self._sample_places()
         size = list(self.units)[units[sample_id]]
