@@ -25,6 +25,7 @@ inputs (output/deep_verify.py).
 from __future__ import annotations
 
 import hashlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,6 +61,8 @@ _READ_BYTES = 8 << 20
 """Shards are read in blocks of whole records of about this size."""
 _INDEX_BLOCK_BYTES = 8 << 20
 """sample_index.jsonl is parsed in blocks of whole lines of about this size."""
+_BLOCKS_IN_FLIGHT = 2
+"""Blocks read but not yet hashed, at most (each up to _READ_BYTES or _INDEX_BLOCK_BYTES)."""
 _SHOWN_PER_CHECK = 20
 """Failures of one check listed one by one; the rest are counted."""
 
@@ -462,14 +465,46 @@ def _check_sample_index(build: _Build, report: VerifyReport) -> _Index:
         report.add("sample_index", sample_index.FILENAME, "missing")
     else:
         # The file's digest is taken from the same blocks (no second read of the largest index).
-        digest = hashlib.sha256()
-        with open(path, "rb") as handle:
+        with _BackgroundDigest() as digest, open(path, "rb") as handle:
             while block := handle.readlines(_INDEX_BLOCK_BYTES):
                 digest.update(b"".join(block))
                 scan.block(_parse_block(block, scan.lines_seen, report))
         listed = build.content["audit_files"][sample_index.FILENAME]
         _compare_digest(path, sample_index.FILENAME, listed, digest.hexdigest(), report, "files")
     return scan.finish()
+
+
+class _BackgroundDigest:
+    """SHA-256 fed on its own thread, in order, while the caller checks the same blocks.
+
+    hashlib releases the GIL on large buffers, and so do numpy's whole-array checks, so on two
+    cores the hash of a block overlaps with the checks of the next (one read serves both).
+    """
+
+    def __init__(self) -> None:
+        self._digest = hashlib.sha256()
+        self._pool = ThreadPoolExecutor(max_workers=1)  # one worker: blocks are hashed in order
+        self._pending: list = []
+
+    def __enter__(self) -> _BackgroundDigest:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._pool.shutdown(wait=True)
+
+    def update(self, data: bytes) -> None:
+        """Queue ``data`` (immutable bytes) for hashing after the blocks queued before it."""
+        self._pending = [f for f in self._pending if not f.done()]
+        if len(self._pending) >= _BLOCKS_IN_FLIGHT:  # bound memory if hashing falls behind
+            self._pending.pop(0).result()
+        self._pending.append(self._pool.submit(self._digest.update, data))
+
+    def hexdigest(self) -> str:
+        """The digest of every block queued so far (waits for them)."""
+        for future in self._pending:
+            future.result()
+        self._pending = []
+        return self._digest.hexdigest()
 
 
 def _parse_block(block: list[bytes], lines_before: int, report: VerifyReport) -> list[object]:
@@ -733,11 +768,10 @@ def _check_shard(
     record_bytes = width * build.dtype.itemsize
     counts = index.record_counts[position]
     ids = index.record_ids[position]
-    digest = hashlib.sha256()
     first_row = 0
     slots = np.arange(width)
     block_records = max(1, _READ_BYTES // record_bytes)
-    with open(path, "rb") as handle:
+    with _BackgroundDigest() as digest, open(path, "rb") as handle:
         while data := handle.read(block_records * record_bytes):
             digest.update(data)
             whole = len(data) // record_bytes
@@ -791,13 +825,16 @@ def _check_records(
         )
     if build.unk_id is None:  # the UNK tier is off
         return
-    hits = (records == build.unk_id) & ~tail
+    # UNK ids are rare: find them in one flat pass, then keep those inside their record's
+    # tokens (not in the PAD tail; a record no sample points at keeps all).
+    rows, slots_hit = np.divmod(np.flatnonzero(records == build.unk_id), records.shape[1])
+    listed = counts[rows]
+    hits = (slots_hit < listed) | (listed < 0)
     if build.eos_is_unk:
         # The appended EOS is not field text, unless truncation cut it off the record.
-        last = slots == counts[:, None] - 1
-        hits &= ~(last & ~np.isin(ids, build.truncated)[:, None])
-    if hits.any():
-        rows, slots_hit = np.nonzero(hits)
+        hits &= ~((slots_hit == listed - 1) & ~np.isin(ids[rows], build.truncated))
+    rows, slots_hit = rows[hits], slots_hit[hits]
+    if rows.size:
         starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
         for row, positions in zip(
             rows[starts].tolist(), np.split(slots_hit, starts[1:]), strict=True
