@@ -466,8 +466,10 @@ def _check_sample_index(build: _Build, report: VerifyReport) -> _Index:
     else:
         # The file's digest is taken from the same blocks (no second read of the largest index).
         with _BackgroundDigest() as digest, open(path, "rb") as handle:
-            while block := handle.readlines(_INDEX_BLOCK_BYTES):
-                digest.update(b"".join(block))
+            while block := handle.read(_INDEX_BLOCK_BYTES):
+                if not block.endswith(b"\n"):
+                    block += handle.readline()  # whole lines only
+                digest.update(block)
                 scan.block(_parse_block(block, scan.lines_seen, report))
         listed = build.content["audit_files"][sample_index.FILENAME]
         _compare_digest(path, sample_index.FILENAME, listed, digest.hexdigest(), report, "files")
@@ -507,14 +509,15 @@ class _BackgroundDigest:
         return self._digest.hexdigest()
 
 
-def _parse_block(block: list[bytes], lines_before: int, report: VerifyReport) -> list[object]:
-    """The rows of a block of lines; a line that does not parse is reported and becomes None."""
+def _parse_block(block: bytes, lines_before: int, report: VerifyReport) -> list[object]:
+    """The rows of a block of whole lines; a line that does not parse is reported, becomes None."""
+    body = block[:-1] if block.endswith(b"\n") else block
     try:
-        return orjson.loads(b"[" + b",".join(block) + b"]")
+        return orjson.loads(b"[" + body.replace(b"\n", b",") + b"]")
     except orjson.JSONDecodeError:
         pass
     rows: list[object] = []
-    for number, line in enumerate(block, start=lines_before + 1):
+    for number, line in enumerate(body.split(b"\n"), start=lines_before + 1):
         try:
             rows.append(orjson.loads(line))
         except orjson.JSONDecodeError as err:
