@@ -21,9 +21,21 @@ import numpy as np
 
 from mintdim.pipelines.unit_build.units.shard_writer import shard_path
 
-__all__ = ["FILENAME", "SampleIndexWriter", "sample_parts"]
+__all__ = ["FILENAME", "KEYS", "SampleIndexWriter", "sample_parts"]
 
 FILENAME = "sample_index.jsonl"
+KEYS = (
+    "sample_id",
+    "hash",
+    "token_count",
+    "unit_size",
+    "source_file",
+    "source_line",
+    "empty_fields",
+    "shard_path",
+    "shard_row",
+)
+"""The keys of every line, in the order written (verify reads lines of this exact form fast)."""
 
 
 def sample_parts(
