@@ -21,9 +21,11 @@ SIZES = [8, 16, 32, 64]
 
 
 def _assert_failed_build(out: Path, error_name: str) -> None:
-    """No manifest, and every unit directory carries the failure marker naming the error."""
+    """No manifest, every unit directory carries the failure marker naming the error, and the
+    staging area stays for a resume."""
     assert not (out / "manifest.json").exists()
-    units = sorted(p for p in out.iterdir() if p.is_dir())
+    assert (out / "staging" / "job.json").is_file()
+    units = sorted(p for p in out.iterdir() if p.is_dir() and p.name != "staging")
     assert {p.name for p in units} == {f"unit_{size}" for size in SIZES}
     for unit in units:
         marker = (unit / UNIT_BUILD_FAILED).read_text(encoding="utf-8")
@@ -31,16 +33,16 @@ def _assert_failed_build(out: Path, error_name: str) -> None:
 
 
 def _rewrite_during_build(monkeypatch: pytest.MonkeyPatch, change) -> None:
-    """Call ``change()`` once the first batch of the build has been read."""
-    real = runtime._all_batches
+    """Call ``change()`` once the second piece of the build has been cut (64-byte pieces)."""
+    real = runtime._all_pieces
 
-    def reader(plan, fingerprints):
-        for number, batch in enumerate(real(plan, fingerprints)):
+    def reader(plan, piece_bytes, fingerprints):
+        for number, piece in enumerate(real(plan, piece_bytes, fingerprints)):
             if number == 1:
                 change()
-            yield batch
+            yield piece
 
-    monkeypatch.setattr(runtime, "_all_batches", reader)
+    monkeypatch.setattr(runtime, "_all_pieces", reader)
 
 
 def test_an_input_rewritten_in_place_fails_the_build(cwd, sp_model, monkeypatch):
@@ -54,11 +56,12 @@ def test_an_input_rewritten_in_place_fails_the_build(cwd, sp_model, monkeypatch)
 
     _rewrite_during_build(monkeypatch, rewrite)
     with pytest.raises(errors.InputChangedError) as caught:
-        job(["data.jsonl"], sp_model, sizes=[SIZES], build_batch=[4]).run(workers=1)
-    assert (caught.value.file, caught.value.change) == ("data.jsonl", "mtime")
+        job(["data.jsonl"], sp_model, sizes=[SIZES], build_batch=[4]).run(workers=1, piece_bytes=64)
+    # The piece cut before the change is read after it: its bytes no longer match their digest.
+    assert (caught.value.file, caught.value.change) == ("data.jsonl", "content")
     assert os.path.getsize(data) == len(original)
     _assert_failed_build(cwd / "out", "InputChangedError")
-    assert "khi đọc: mtime_ns" in caught.value.message("vi")
+    assert "khi đọc: bytes " in caught.value.message("vi")
 
 
 def test_an_input_that_grows_during_the_build_fails_it(cwd, sp_model, monkeypatch):
@@ -70,6 +73,6 @@ def test_an_input_that_grows_during_the_build_fails_it(cwd, sp_model, monkeypatc
 
     _rewrite_during_build(monkeypatch, append)
     with pytest.raises(errors.InputChangedError) as caught:
-        job(["data.jsonl"], sp_model, sizes=[SIZES], build_batch=[4]).run(workers=2)
+        job(["data.jsonl"], sp_model, sizes=[SIZES], build_batch=[4]).run(workers=2, piece_bytes=64)
     assert caught.value.change in {"size", "mtime"}
     _assert_failed_build(cwd / "out", "InputChangedError")

@@ -13,7 +13,8 @@ from contextlib import contextmanager
 from dataclasses import replace
 
 from mintdim.pipelines.unit_build.config import UnitBuildConfig
-from mintdim.pipelines.unit_build.contracts import BuildResult
+from mintdim.pipelines.unit_build.contracts import BuildResult, RunOptions
+from mintdim.pipelines.unit_build.ray_executor import check_ray_installed
 from mintdim.pipelines.unit_build.rules import is_positive_int
 from mintdim.pipelines.unit_build.runtime import run_build
 from mintdim.pipelines.unit_build.validate import validate
@@ -57,12 +58,27 @@ class UnitBuildPipeline:
         """``.output.dir("./out", samples_per_shard=[10000])`` or a list of directories."""
         return _OutputStep(self)
 
-    def run(self, workers: int | None = None, progress: bool | None = None) -> BuildResult:
+    def run(
+        self,
+        workers: int | None = None,
+        progress: bool | None = None,
+        *,
+        executor: str = "local",
+        ray_address: str | None = None,
+        resume: bool = False,
+        piece_bytes: int | None = None,
+    ) -> BuildResult:
         """Validate everything, then build; returns each output directory's path and stats.
 
         ``workers``: processes that parse, render, hash, encode and pad (default: every core;
-        1 runs in this process). Output is byte-identical for any value. ``progress``: a bar on
-        stderr; None shows it when stderr is a terminal.
+        1 runs in this process), or with ``executor="ray"`` Ray actors (default: every CPU of
+        the cluster). ``executor``: ``"local"`` or ``"ray"`` (the ``[ray]`` extra), which joins
+        or starts the cluster at ``ray_address`` (None, ``"auto"`` or ``"ray://head:10001"``;
+        inputs, tokenizer and output must be at the same paths on every node). ``resume``:
+        continue an unfinished build in the output directories, reusing every intact fragment
+        it staged. ``piece_bytes``: input bytes per unit of work (default: from the input's
+        size). ``progress``: a bar on stderr; None shows it when stderr is a terminal. The
+        output is byte-identical whatever these are.
 
         Raises the named ``MintDimError`` of the first problem (see :func:`found_before_work`
         for whether it came before any data was read or written), and ``BuildInterruptedError``
@@ -71,11 +87,11 @@ class UnitBuildPipeline:
         with sigterm_as_interrupt() as stop:
             try:
                 with _before_work():
-                    count = _workers(workers)
+                    options = _run_options(workers, executor, ray_address, resume, piece_bytes)
                     if progress is not None and not isinstance(progress, bool):
                         raise RunOptionError(option="progress", value=progress, rule="bool")
-                    plan, encoders = validate(self._config)
-                return run_build(plan, encoders, count, progress, stop)
+                    plan, encoders = validate(self._config, options.resume)
+                return run_build(plan, encoders, options, progress, stop)
             except BuildInterruptedError:
                 raise
             except KeyboardInterrupt:  # during validation, e.g. while a tokenizer loads
@@ -133,7 +149,28 @@ class _OutputStep:
         return self._job._with(output_dir=path, samples_per_shard=samples_per_shard)
 
 
-def _workers(workers: int | None) -> int:
+def _run_options(
+    workers: object, executor: object, address: object, resume: object, piece_bytes: object
+) -> RunOptions:
+    if executor not in ("local", "ray"):
+        raise RunOptionError(option="executor", value=executor, rule="executor")
+    if address is not None and not (isinstance(address, str) and address):
+        raise RunOptionError(option="ray_address", value=address, rule="address")
+    if address is not None and executor != "ray":
+        raise RunOptionError(option="ray_address", value=address, rule="ray_only")
+    if not isinstance(resume, bool):
+        raise RunOptionError(option="resume", value=resume, rule="bool")
+    if piece_bytes is not None and not is_positive_int(piece_bytes):
+        raise RunOptionError(option="piece_bytes", value=piece_bytes, rule="positive_int")
+    if executor == "ray":
+        check_ray_installed()  # before any work, with the way to get it
+        count = None if workers is None else _workers(workers)  # None: the cluster's CPUs
+    else:
+        count = _workers(workers)
+    return RunOptions(count, executor, address, resume, piece_bytes)
+
+
+def _workers(workers: object) -> int:
     if workers is None:
         # The cores this process may run on (a container or taskset may allow fewer than exist).
         return (

@@ -20,6 +20,7 @@ __all__ = [
     "FilePlan",
     "OutputPlan",
     "OutputResult",
+    "RunOptions",
     "Template",
     "TokenizerInfo",
     "TokenizerSpec",
@@ -163,6 +164,23 @@ class BuildPlan:
     """Input files in declaration order."""
     outputs: tuple[OutputPlan, ...]
     """Distinct output directories in order of first declaration."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """How ``run()`` does the work; none of it changes a byte of the output."""
+
+    workers: int | None
+    """Encoding processes (local) or actors (Ray); None: every core here, or every CPU of the
+    Ray cluster."""
+    executor: str = "local"
+    """``local`` (processes on this machine) or ``ray`` (actors on a Ray cluster)."""
+    ray_address: str | None = None
+    """``ray.init(address=...)``: None starts or joins as Ray decides, ``auto``, ``ray://...``."""
+    resume: bool = False
+    """Continue an unfinished build in the output directories, reusing its intact fragments."""
+    piece_bytes: int | None = None
+    """Input bytes per piece (pieces.py); None: from the input's size, or the resumed build's."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,8 +31,13 @@ from mintdim.shared.paths import resolve, same_place_key
 __all__ = ["validate"]
 
 
-def validate(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpec, Encoder]]:
-    """Check every declaration; return the plan and the tokenizers it loaded."""
+def validate(
+    config: UnitBuildConfig, resume: bool = False
+) -> tuple[BuildPlan, dict[TokenizerSpec, Encoder]]:
+    """Check every declaration; return the plan and the tokenizers it loaded.
+
+    ``resume``: an output directory may hold an unfinished build to continue.
+    """
     missing = config.missing()
     if missing:
         raise PipelineValidationError(missing=missing)
@@ -54,7 +59,7 @@ def validate(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpec, En
     ]
     groups = output_validate.group_outputs(dirs, settings, files)
     absolute = source_validate.check_files_exist(files)
-    output_validate.check_directories_usable([dirs[members[0]] for members in groups])
+    output_validate.check_directories_usable([dirs[members[0]] for members in groups], resume)
 
     encoders = {spec: load_encoder(spec) for spec in dict.fromkeys(tokenizers)}
     infos = {spec: _info(encoder) for spec, encoder in encoders.items()}

@@ -5,14 +5,17 @@ Layout::
     <dir>/manifest.json  histogram.json  stats.json
           sample_index.jsonl  duplicate_index.jsonl  unk_index.jsonl
           unit_<size>/shard_000000.bin ... index.npy  (or EMPTY_UNIT.md when the unit got nothing)
+          staging/  (while the build runs: the pieces' fragments, output/staging.py)
 
 A build that fails after it began writing leaves ``UNIT_BUILD_FAILED.md`` (the error in English
-and Vietnamese) in every unit directory and no manifest, so nothing half-written looks complete.
+and Vietnamese) in every unit directory and no manifest, so nothing half-written looks complete;
+its staging area stays, for ``resume=True``.
 A build that succeeds writes everything to disk (fsync) before the manifest, the commit point.
 """
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -26,11 +29,13 @@ from mintdim.pipelines.unit_build.output import (
     histogram,
     manifest,
     sample_index,
+    staging,
     stats,
     unk_index,
 )
 from mintdim.pipelines.unit_build.output.duplicate_index import DuplicateTracker
 from mintdim.pipelines.unit_build.output.sample_index import SampleIndexWriter
+from mintdim.pipelines.unit_build.output.staging import Staging
 from mintdim.pipelines.unit_build.output.unit_index import UnitIndexWriter
 from mintdim.pipelines.unit_build.output.unk_index import UnkIndexWriter
 from mintdim.pipelines.unit_build.source.jsonl import InputFingerprint
@@ -67,11 +72,23 @@ class OutputDirectory:
         self._duplicates = DuplicateTracker()
         self._stats = stats.StatsCounter(plan.sizes)
         self._sizes = np.asarray(plan.sizes, dtype=np.int64)
+        self.staging = Staging(self.path)
 
-    def create(self) -> None:
-        """Create the directory (validated absent or empty), its unit folders and index files."""
+    def create(self, job: dict[str, object], resume: bool = False) -> None:
+        """Create the directory (validated absent or empty), its staging area for ``job``
+        (``Staging.job``), its unit folders and index files.
+
+        ``resume``: when the directory holds an unfinished build of the same job, keep its
+        staging area and start everything else afresh (its other files came from the interrupted
+        assembly, which runs again from the fragments).
+        """
         try:
-            self._claim()
+            if resume and self.staging.staged_job() is not None:
+                self.staging.begin(job, resume=True)
+                self._clear_all_but_staging()
+            else:
+                self._claim()
+                self.staging.begin(job, resume=False)
             for size in self.plan.sizes:
                 unit_path = self.path / unit_dir_name(size)
                 unit_path.mkdir()
@@ -83,6 +100,17 @@ class OutputDirectory:
             raise OutputValidationError(
                 directory=self.plan.path, problem="cannot_create", detail=str(err)
             ) from err
+
+    def _clear_all_but_staging(self) -> None:
+        # Validation found this directory holding our staging area and no manifest: everything
+        # else in it was written by the interrupted build.
+        for entry in self.path.iterdir():
+            if entry.name == staging.DIRNAME:
+                continue
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
 
     def _claim(self) -> None:
         # Validation found the directory absent or empty; mkdir without exist_ok makes the claim
@@ -139,6 +167,8 @@ class OutputDirectory:
         )
         durable.write_json_atomic(self.path / stats.FILENAME, content)
         durable.write_json_atomic(self.path / histogram.FILENAME, content["unit_distribution"])
+        # The fragments are copied into the files above; none stays in a finished build.
+        self.staging.remove()
         # The manifest vouches for every file here: after a crash (power loss, kernel panic) it
         # must never stand over shards or indexes that were still only in the page cache.
         durable.sync_tree(self.path)
