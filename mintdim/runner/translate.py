@@ -8,7 +8,8 @@ and handed to the public fluent API, step by step::
       .tokenizer.<tokenizer.type>([{"path": p} for p in tokenizer.path])
       .units(sizes=units.sizes, build_batch=units.build_batch)
       .output.dir(output.dir, samples_per_shard=output.samples_per_shard)
-      .run(workers=workers, progress=progress)
+      .run(workers=workers, progress=progress, executor=executor.name,
+           ray_address=executor.address, resume=resume, piece_bytes=piece_bytes)
 
 A value left as ``???`` in the config is passed as ``None``, so the core's
 ``PipelineValidationError`` lists everything that is missing, in the current language. All
@@ -111,5 +112,15 @@ def job_from_arguments(args: dict[str, Any]) -> UnitBuildPipeline:
 
 
 def run_options(cfg: DictConfig) -> dict[str, Any]:
-    """The keyword arguments of ``job.run()``: ``workers`` and ``progress``."""
-    return {"workers": cfg.get("workers"), "progress": cfg.get("progress")}
+    """The keyword arguments of ``job.run()``: ``workers``, ``progress``, ``executor`` (with its
+    ``address``), ``resume`` and ``piece_bytes``."""
+    executor = cfg.get("executor") or {}
+    name = executor.get("name", "local")
+    return {
+        "workers": cfg.get("workers"),
+        "progress": cfg.get("progress"),
+        "executor": name.value if isinstance(name, Enum) else name,
+        "ray_address": executor.get("address"),
+        "resume": cfg.get("resume", False),
+        "piece_bytes": cfg.get("piece_bytes"),
+    }

@@ -58,7 +58,8 @@ def encode_on_ray(
     """Run ``encoder`` (a ``PieceEncoder``) on every piece with Ray actors; fragments in order.
 
     Joins the Ray session of this process if there is one, else ``ray.init(address)`` (and
-    shuts down what it started). ``workers``: actors, one CPU each; None: the cluster's CPUs.
+    shuts down what it started). ``workers``: actors, one CPU each (a share of one when there
+    are more actors than CPUs); None: one per CPU of the cluster.
     """
     ray = _ray()
     from ray.util import ActorPool
@@ -68,13 +69,18 @@ def encode_on_ray(
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
     actors: list[Any] = []
     try:
-        count = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        _log.debug("Ray executor: %d actors", count)
+        cpus = ray.cluster_resources().get("CPU", 1)
+        count = workers or max(1, int(cpus))
+        # More actors than CPUs share them: an actor waiting for a free CPU would be handed
+        # pieces all the same, and the build would wait for it forever.
+        share = min(1.0, cpus / count)
+        _log.debug("Ray executor: %d actors, %.2f CPU each", count, share)
         actor_class = ray.remote(
-            num_cpus=1, max_restarts=_MAX_RESTARTS, max_task_retries=_MAX_TASK_RETRIES
+            num_cpus=share, max_restarts=_MAX_RESTARTS, max_task_retries=_MAX_TASK_RETRIES
         )(_PieceActor)
-        shared = ray.put(encoder)  # one copy of the plan in the object store, not one per actor
-        actors = [actor_class.remote(shared) for _ in range(count)]
+        # The encoder (the plan: a few kilobytes) goes inline with each actor's constructor, so
+        # a restarted actor never depends on an object that may have left the object store.
+        actors = [actor_class.remote(encoder) for _ in range(count)]
         pool = ActorPool(actors)
         in_flight = 0
         for piece in pieces:

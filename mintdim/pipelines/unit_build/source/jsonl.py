@@ -133,15 +133,19 @@ class _Blocks:
             mtime_ns = os.fstat(handle.fileno()).st_mtime_ns
             handle.seek(self.start)
             left = -1 if self.end is None else self.end - self.start  # -1: to the end
-            while left and (
-                block := handle.read(_READ_BLOCK if left < 0 else min(left, _READ_BLOCK))
-            ):
+            head = self.start == 0  # the file's first bytes are read alone, to drop a BOM
+            while left and (block := handle.read(_block_size(left, head))):
                 digest.update(block)
-                first = count == 0 and self.start == 0
                 count += len(block)
                 left -= len(block) if left > 0 else 0
-                yield block[len(_BOM) :] if first and block.startswith(_BOM) else block
+                yield b"" if head and block == _BOM else block
+                head = False
         self.fingerprint = InputFingerprint(count, mtime_ns, digest.hexdigest())
+
+
+def _block_size(left: int, head: bool) -> int:
+    size = len(_BOM) if head else _READ_BLOCK
+    return size if left < 0 else min(left, size)
 
 
 def check_unchanged(plan: FilePlan, fingerprint: InputFingerprint) -> None:
