@@ -127,6 +127,31 @@ def ceiling(spec: dict) -> dict:
     return out
 
 
+def fast_ceiling(spec: dict) -> dict:
+    """gigatoken's own batch call (the fast engine's library) over the rendered texts in memory,
+    all cores: the bound of ``mintdim-fast``, as ``ceiling`` is the bound of ``mintdim``."""
+    try:
+        from mintdim.pipelines.unit_build.contracts import TokenizerSpec
+        from mintdim.pipelines.unit_build.tokenizer import load_encoder
+    except ImportError as err:
+        return {"status": "skipped", "reason": f"mintdim not importable ({err})"}
+    path = spec["tokenizer"]
+    encoder = load_encoder(TokenizerSpec(spec["kind"], path, path, engine="fast"))
+    texts = [t.encode("utf-8") for t in _render_all(spec)]
+    fast = encoder._fast  # the gigatoken object MintDim loaded (control pieces dropped)
+    fast.encode_batch(texts[:256], parallel=True)  # warm-up (thread pool)
+    tokens = 0
+    cpu, started = _cpu(), time.perf_counter()
+    for chunk in _chunks(texts, spec["ceiling_batch"]):
+        tokens += len(fast.encode_batch(chunk, parallel=True).layout.content)
+    return {
+        "seconds": time.perf_counter() - started,
+        "cpu": _cpu() - cpu,
+        "samples": len(texts),
+        "tokens": tokens,
+    }
+
+
 def _revision(package_dir: str) -> str:
     """The git commit of the checkout mintdim was imported from (+ "-dirty"), if it is one."""
     import subprocess
@@ -150,7 +175,11 @@ def _revision(package_dir: str) -> str:
 
 
 def mintdim(spec: dict) -> dict:
-    """A complete MintDim build, JSONL on disk to a finished output directory."""
+    """A complete MintDim build, JSONL on disk to a finished output directory.
+
+    ``spec["engine"]``: the tokenizer engine ("reference", the default, or "fast"); a fast run
+    that fell back to the reference engine is reported as an error, not timed as fast.
+    """
     try:
         from mintdim import pipeline
     except ImportError as err:
@@ -161,7 +190,7 @@ def mintdim(spec: dict) -> dict:
     )
     step = job.tokenizer.sentencepiece if spec["kind"] == "sentencepiece" else job.tokenizer.hf_json
     job = (
-        step({"path": spec["tokenizer"]})
+        step({"path": spec["tokenizer"], "engine": spec.get("engine", "reference")})
         .units(sizes=[spec["sizes"]], build_batch=[spec["build_batch"]])
         .output.dir(out_dir, samples_per_shard=[spec["samples_per_shard"]])
     )
@@ -172,7 +201,12 @@ def mintdim(spec: dict) -> dict:
     cpu = _cpu() - cpu
     stats = result.outputs[0].stats
     stats = stats if isinstance(stats, dict) else dict(stats)
+    with open(os.path.join(out_dir, "manifest.json"), encoding="utf-8") as handle:
+        engine = json.load(handle)["tokenizer"].get("engine", {"ran": "reference"})
+    if engine["ran"] != spec.get("engine", "reference"):
+        return {"status": "error", "reason": f"engine {engine} ran, not {spec.get('engine')}"}
     return {
+        "engine": engine,
         "seconds": seconds,
         "cpu": cpu,
         "samples": stats["total_samples"],
@@ -180,6 +214,47 @@ def mintdim(spec: dict) -> dict:
         "duplicate_samples": stats.get("duplicate_samples"),
         "mintdim_revision": revision,
         "samples_with_unk": stats.get("samples_with_unk"),
+    }
+
+
+def mintdim_fast(spec: dict) -> dict:
+    """``mintdim`` with the tokenizer key ``engine="fast"`` (gigatoken, parity-guarded)."""
+    return mintdim(dict(spec, engine="fast"))
+
+
+def mintdim_013(spec: dict) -> dict:
+    """The earlier, unrelated MintDim 0.1.3 from the package registry, in its own venv
+    (``--old-mintdim-python``; it needs Python >= 3.12). One process: it has no workers option.
+    Only a benchmark contender: it is not what this repository builds or documents."""
+    import importlib.metadata
+
+    try:
+        version = importlib.metadata.version("mintdim")
+        from mintdim import pipeline
+    except (ImportError, importlib.metadata.PackageNotFoundError) as err:
+        return {"status": "skipped", "reason": f"mintdim 0.1.3 not importable ({err})"}
+    if version != "0.1.3":
+        return {"status": "skipped", "reason": f"this interpreter has mintdim {version}, not 0.1.3"}
+    job = pipeline("unit-build").source.jsonl(
+        files=[spec["input"]], fields=[spec["fields"]], templates=[spec["template"]]
+    )
+    step = job.tokenizer.sentencepiece if spec["kind"] == "sentencepiece" else job.tokenizer.hf_json
+    job = (
+        step({"path": spec["tokenizer"]})
+        .units(sizes=[spec["sizes"]], build_batch=[spec["build_batch"]])
+        .output.dir(spec["out"], samples_per_shard=[spec["samples_per_shard"]])
+    )
+    cpu, started = _cpu(), time.perf_counter()
+    result = job.run()
+    seconds = time.perf_counter() - started
+    cpu = _cpu() - cpu
+    output = result["outputs"][0]
+    return {
+        "seconds": seconds,
+        "cpu": cpu,
+        "samples": output["total_samples"],
+        "tokens": output["total_tokens"],
+        "mintdim_revision": f"registry {version}",
     }
 
 
@@ -307,7 +382,10 @@ def datatrove(spec: dict) -> dict:
 
 CONTENDERS = {
     "ceiling": ceiling,
+    "fast-ceiling": fast_ceiling,
     "mintdim": mintdim,
+    "mintdim-fast": mintdim_fast,
+    "mintdim-0.1.3": mintdim_013,
     "datasets": hf_datasets,
     "datatrove": datatrove,
 }

@@ -18,8 +18,8 @@ files, one fancy index per shard a batch touches. Two pairs are timed:
   ``attention_mask``, the loader through the batch's own properties, the baseline with the same
   numpy expressions written out.
 
-The sides alternate within each round (the order flips every round) and the figures are
-medians over rounds: tokens/s (record slots read per second) of each side and the median of the
+The sides alternate within each round (the order flips every round); each timing covers
+``--passes`` epochs, and the figures are medians over rounds: tokens/s (record slots read per second) of each side and the median of the
 per-round ratios loader/baseline time (1.00 = as fast as the bare slicing; the target is <= 1.10).
 """
 
@@ -120,7 +120,7 @@ def with_loader(loader: mintdim.UnitLoader, labels: bool) -> int:
     return slots
 
 
-def measure(out: Path, tokens_per_batch: int, rounds: int) -> dict:
+def measure(out: Path, tokens_per_batch: int, rounds: int, passes: int) -> dict:
     for shard in out.glob("unit_*/*"):
         warm_page_cache(shard)
     loader = mintdim.open_build(out).loader(tokens_per_batch=tokens_per_batch)
@@ -137,11 +137,12 @@ def measure(out: Path, tokens_per_batch: int, rounds: int) -> dict:
             sides = ["loader", "memmap"] if number % 2 == 0 else ["memmap", "loader"]
             for side in sides:
                 started = time.perf_counter()
-                if side == "loader":
-                    slots = with_loader(loader, labels)
-                else:
-                    slots = by_hand(plan, lengths, labels)
-                times[side].append(time.perf_counter() - started)
+                for _ in range(passes):
+                    if side == "loader":
+                        slots = with_loader(loader, labels)
+                    else:
+                        slots = by_hand(plan, lengths, labels)
+                times[side].append((time.perf_counter() - started) / passes)
         ratios = [a / b for a, b in zip(times["loader"], times["memmap"], strict=True)]
         results["+labels" if labels else "read"] = {
             "loader_tokens_per_s": slots / statistics.median(times["loader"]),
@@ -157,6 +158,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--samples", type=int, default=100_000)
     parser.add_argument("--tokens-per-batch", type=int, default=16384)
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument(
+        "--passes", type=int, default=5, help="epochs per timing (steadier figures)"
+    )
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/mintdim-bench"))
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args(argv)
@@ -167,7 +171,7 @@ def main(argv: list[str] | None = None) -> None:
     report["args"].pop("json")
     for case in CASES:
         out = build(case, source, tokenizer, args.workdir)
-        result = measure(out, args.tokens_per_batch, args.rounds)
+        result = measure(out, args.tokens_per_batch, args.rounds, args.passes)
         report[case] = result
         print(
             f"{case:5s} {result['batches']:6d} batches, {result['slots'] / 1e6:.1f}M slots "

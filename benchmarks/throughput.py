@@ -15,6 +15,11 @@ median samples/s, tokens/s, input MB/s, peak memory and the ratio to the ceiling
    is the ceiling. Texts go in chunks of ``--ceiling-batch``; reading and rendering are not timed.
 2. mintdim: ``job.run(workers=N)`` from the JSONL file on disk to a complete output directory
    (shards, sample/duplicate/UNK indexes, stats, manifest), for each N of ``--workers``.
+   mintdim-fast: the same with the tokenizer key ``engine="fast"`` (gigatoken, parity-guarded);
+   fast-ceiling: gigatoken's own batch call over the rendered texts, all cores (its bound).
+   mintdim-0.1.3: the earlier, unrelated MintDim 0.1.3 from the package registry, one process,
+   run by ``--old-mintdim-python`` (a Python >= 3.12 venv with it and the same tokenizer
+   library versions; skipped without it). It refuses tokenizers without a padding config.
 3. datasets: ``load_dataset("json")`` + batched ``map`` (render + the same tokenizer, single-threaded
    per process) with ``num_proc=cores`` + ``save_to_disk``, in a fresh cache directory.
 4. datatrove: ``JsonlReader`` (an adapter renders the template) + ``DocumentTokenizer`` with the
@@ -110,7 +115,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--contenders",
         default="ceiling,mintdim,datasets,datatrove",
-        help="subset of ceiling,mintdim,datasets,datatrove",
+        help="subset of " + ",".join(ORDER),
+    )
+    p.add_argument(
+        "--old-mintdim-python",
+        default=None,
+        help="interpreter of a venv with the registry's mintdim 0.1.3 (contender mintdim-0.1.3)",
     )
     p.add_argument(
         "--competitor-python",
@@ -169,12 +179,28 @@ def tree_digest(root: Path) -> dict[str, str]:
     return out
 
 
+ORDER = (
+    "ceiling",
+    "fast-ceiling",
+    "mintdim",
+    "mintdim-fast",
+    "mintdim-0.1.3",
+    "datasets",
+    "datatrove",
+)
+"""Every contender, in table order."""
+PROJECT = ("ceiling", "fast-ceiling", "mintdim", "mintdim-fast")
+"""Contenders run by this interpreter with this checkout's mintdim."""
+COMPETITORS = ("datasets", "datatrove")
+"""Contenders run by ``--competitor-python``."""
+
+
 def plan_runs(contenders: list[str], workers: list[int]) -> list[tuple[str, int | None]]:
     """The (contender, workers) runs of one round, in base order."""
     runs: list[tuple[str, int | None]] = []
     for name in contenders:
-        if name == "mintdim":
-            runs.extend(("mintdim", w) for w in workers)
+        if name in ("mintdim", "mintdim-fast"):
+            runs.extend((name, w) for w in workers)
         else:
             runs.append((name, None))
     return runs
@@ -184,8 +210,14 @@ def label(name: str, workers: int | None, cores: int) -> str:
     """Row label of a run."""
     if name == "ceiling":
         return f"ceiling (tokenizer alone, {cores} cores)"
+    if name == "fast-ceiling":
+        return f"gigatoken alone (fast engine's library), {cores} cores"
     if name == "mintdim":
         return f"MintDim build, workers={workers}"
+    if name == "mintdim-fast":
+        return f"MintDim build, engine=fast, workers={workers}"
+    if name == "mintdim-0.1.3":
+        return "registry mintdim 0.1.3 (earlier code base), 1 process"
     if name == "datasets":
         return f"HF datasets map, num_proc={cores}"
     return "datatrove JsonlReader+DocumentTokenizer"
@@ -225,16 +257,20 @@ def benchmark_tokenizer(args: argparse.Namespace, tokenizer: Path, data: Path) -
             "datatrove has no SentencePiece tokenizer step (DocumentTokenizer loads Hugging Face "
             "tokenizers only)"
         )
+    if "mintdim-0.1.3" in contenders and not args.old_mintdim_python:
+        skipped["mintdim-0.1.3"] = "no --old-mintdim-python given"
     runs = [r for r in plan_runs(contenders, workers) if r[0] not in skipped]
     raw: list[dict] = []
-    kept: dict[int, Path] = {}
+    kept: dict[tuple[str, int], Path] = {}
     for rnd in range(args.repeats):
         order = runs[rnd % len(runs) :] + runs[: rnd % len(runs)] if runs else []
         for name, w in order:
             out = args.workdir / f"out-{name}-{w or 0}-r{rnd}"
             remove(out)
             spec = dict(base_spec, contender=name, workers=w, out=str(out))
-            python = args.competitor_python if name in ("datasets", "datatrove") else sys.executable
+            python = {"datasets": args.competitor_python, "datatrove": args.competitor_python}.get(
+                name, args.old_mintdim_python if name == "mintdim-0.1.3" else sys.executable
+            )
             attempts = []
             for _attempt in range(1 + max(0, args.retries)):
                 busy = (
@@ -245,7 +281,7 @@ def benchmark_tokenizer(args: argparse.Namespace, tokenizer: Path, data: Path) -
                 result = run_contender(
                     python,
                     spec,
-                    env=env_project if name in ("ceiling", "mintdim") else None,
+                    env=env_project if name in PROJECT else None,
                     sample_interval=args.sample_interval,
                     timeout=args.timeout,
                 )
@@ -275,7 +311,7 @@ def benchmark_tokenizer(args: argparse.Namespace, tokenizer: Path, data: Path) -
             if status == "ok":
                 rate = result["samples"] / result["seconds"]
                 extra = f" [{result['variant']}]" if name == "ceiling" else ""
-                if name == "mintdim":
+                if name.startswith("mintdim"):
                     extra = f" [mintdim {result.get('mintdim_revision', '?')}]"
                 print(
                     f"  round {rnd + 1}/{args.repeats} {label(name, w, cores):44s} "
@@ -295,17 +331,25 @@ def benchmark_tokenizer(args: argparse.Namespace, tokenizer: Path, data: Path) -
                 if status == "skipped":
                     skipped[name] = result.get("reason", "")
                     runs = [r for r in runs if r[0] != name]
-            if name == "mintdim" and status == "ok" and rnd == args.repeats - 1:
-                kept[w] = out
+            if name in ("mintdim", "mintdim-fast") and status == "ok" and rnd == args.repeats - 1:
+                kept[name, w] = out
             else:
                 remove(out)
     identity = None
     if len(kept) > 1 and not args.no_identity_check:
-        digests = {w: tree_digest(path) for w, path in kept.items()}
+        # A fast-engine manifest adds its engine block, so manifests are compared only within
+        # one engine; every other file must be identical across engines and worker counts.
+        digests = {run: tree_digest(path) for run, path in kept.items()}
         first = next(iter(digests.values()))
+        manifests = {(name, d.get("manifest.json")) for (name, _), d in digests.items()}
         identity = {
-            "workers": sorted(digests),
-            "identical": all(d == first for d in digests.values()),
+            "runs": [f"{name} workers={w}" for name, w in sorted(digests)],
+            "identical": len(manifests) == len({name for name, _ in manifests})
+            and all(
+                {k: v for k, v in d.items() if k != "manifest.json"}
+                == {k: v for k, v in first.items() if k != "manifest.json"}
+                for d in digests.values()
+            ),
             "files": len(first),
         }
     for path in kept.values():
@@ -384,8 +428,7 @@ def summarise(
                 "foreign_cpu_share": statistics.median(r["foreign_cpu_share"] for r in runs),
             }
         )
-    order = {"ceiling": 0, "mintdim": 1, "datasets": 2, "datatrove": 3}
-    rows.sort(key=lambda row: (order[row["contender"]], row["workers"] or 0))
+    rows.sort(key=lambda row: (ORDER.index(row["contender"]), row["workers"] or 0))
     return {
         "rows": rows,
         "skipped": skipped,
@@ -470,7 +513,7 @@ def main(argv: list[str] | None = None) -> None:
             {
                 str(r.get("mintdim_revision"))
                 for r in summary["raw"]
-                if r.get("contender") == "mintdim"
+                if str(r.get("contender")).startswith("mintdim")
             }
             - {"None"}
         )
@@ -480,7 +523,7 @@ def main(argv: list[str] | None = None) -> None:
             ident = summary["identity"]
             verdict = "byte-identical" if ident["identical"] else "DIFFERENT"
             print(
-                f"MintDim output for workers={ident['workers']}: {verdict} ({ident['files']} files)"
+                f"MintDim output of {', '.join(ident['runs'])}: {verdict} ({ident['files']} files)"
             )
         print(f"(took {time.perf_counter() - started:.0f}s)\n", flush=True)
         if args.json:

@@ -1,30 +1,36 @@
 """MintDim: JSONL datasets -> exact tokens -> fixed-width, low-padding binary token shards.
 
 Public API: ``pipeline("unit-build")`` (the fluent builder), the result types, ``open_build`` (read
-a finished build back), ``loader`` (training batches over one or more builds), the error classes (every one derives from ``MintDimError``) and
+a finished build back), ``loader`` (training batches over one or more builds), ``plan_units``
+(the exact unit-size planner), the error classes (every one derives from ``MintDimError``) and
 ``set_language`` for error messages.
 """
 
 from mintdim import shared as _shared  # noqa: F401 - keeps `mintdim.shared` importable as attribute
 from mintdim._version import __version__
 from mintdim.pipeline import pipeline
-from mintdim.pipelines.unit_build.contracts import BuildResult, OutputResult
+from mintdim.pipelines.unit_build.contracts import BuildResult, LongSample, OutputResult, ScanResult
 from mintdim.pipelines.unit_build.output.loader import UnitBatch, UnitLoader, loader
 from mintdim.pipelines.unit_build.output.reader import UnitBuild, open_build
 from mintdim.pipelines.unit_build.tokenizer.validate import TemplateLiteralWarning
+from mintdim.pipelines.unit_build.units.optimal import UnitPlan, plan_units
 from mintdim.shared import errors as _errors
 from mintdim.shared.errors import *  # noqa: F403 - the error catalogue is public API
 
 __all__ = [
     "BuildResult",
+    "LongSample",
     "OutputResult",
+    "ScanResult",
     "TemplateLiteralWarning",
     "UnitBatch",
     "UnitBuild",
     "UnitLoader",
+    "UnitPlan",
     "__version__",
     "loader",
     "open_build",
     "pipeline",
+    "plan_units",
     *_errors.__all__,
 ]

@@ -1,4 +1,4 @@
-"""``python -m mintdim.run``: build token shards from a Hydra-composed config (see README).
+"""``python -m mintdim.run``: build token shards from a Hydra-composed config (see docs/runner.md).
 
 The same app is installed as the ``mintdim-run`` console script, which shell completion needs.
 """

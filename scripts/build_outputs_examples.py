@@ -5,12 +5,14 @@
 
 It runs the padding sweep of the bundled demo with the runner, exactly as a user would::
 
-    python -m mintdim.run -m units=small,medium,large,fixed workers=1 \\
+    python -m mintdim.run -m units=small,medium,large,fixed,auto workers=1 \\
         hydra.sweep.dir=<dir> 'hydra.sweep.subdir=${hydra:runtime.choices.units}'
 
 from the repository root, so the demo files are recorded as ``mintdim/demo/...`` (see
 ``mintdim/runner/demo.py``) and nothing in the kept files depends on the machine. Kept: each
-job's build directory (``<units>/build/``) and ``sweep_summary.json`` / ``sweep_summary.md``.
+job's build directory (``<units>/build/``), ``sweep_summary.json`` / ``sweep_summary.md``, the
+pictures (``sweep_padding.png``, ``auto/units_plan.png``) and ``best_possible.md`` (each unit
+set's padding beside the exact optimum with as many units).
 Left out: Hydra's ``.hydra/``, logs and ``resolved_config.yaml``, which hold times and absolute
 paths. ``outputs_examples/README.md`` is written by hand and not touched.
 """
@@ -27,10 +29,14 @@ import sys
 import tempfile
 from pathlib import Path
 
+import numpy as np
+
 REPO = Path(__file__).resolve().parent.parent
 TARGET = REPO / "outputs_examples" / "demo_sweep"
-UNIT_SETS = ("small", "medium", "large", "fixed")
+UNIT_SETS = ("small", "medium", "large", "fixed", "auto")
 SUMMARY_FILES = ("sweep_summary.json", "sweep_summary.md")
+BEST_POSSIBLE = "best_possible.md"
+"""The padding of each unit set beside the exact optimum with as many units (README quotes it)."""
 
 
 def sweep_command(sweep_dir: Path) -> list[str]:
@@ -65,6 +71,34 @@ def build(dest: Path) -> None:
             shutil.copy2(sweep / name, dest / name)
         for units in UNIT_SETS:
             shutil.copytree(sweep / units / "build", dest / units / "build")
+        # The pictures (matplotlib is in the dev install): the sweep's padding bars and the
+        # units=auto job's token-length histogram with its planned unit boundaries.
+        for picture in sweep.glob("*.png"):
+            shutil.copy2(picture, dest / picture.name)
+        for picture in sweep.glob("*/*.png"):
+            shutil.copy2(picture, dest / picture.relative_to(sweep))
+    (dest / BEST_POSSIBLE).write_text(best_possible(dest), encoding="utf-8")
+
+
+def best_possible(sweep: Path) -> str:
+    """A markdown table: each unit set's padding and the least padding any set of as many units
+    allows (``mintdim.plan_units`` on the build's own token counts)."""
+    from mintdim import open_build, plan_units
+
+    doc = json.loads((sweep / SUMMARY_FILES[0]).read_text(encoding="utf-8"))
+    lines = [
+        "| unit set | units | padding | best possible with the same number of units |",
+        "|---|---:|---:|---:|",
+    ]
+    for row in doc["jobs"]:
+        build = open_build(sweep / row["outputs"][0])
+        counts = np.concatenate([build.unit_index(size)["token_count"] for size in build.units])
+        best = plan_units(counts, len(build.units))
+        lines.append(
+            f"| `units={row['job_dir']}` | {len(build.units)} | {row['padding_ratio']:.2%} "
+            f"| {best.padding_ratio:.2%} |"
+        )
+    return "\n".join(lines) + "\n"
 
 
 def differences(expected: Path, actual: Path) -> list[str]:

@@ -80,6 +80,12 @@ def training_text(lines: int = 3000, seed: int = 7) -> list[str]:
     return text
 
 
+def words(count: int, start: int = 0) -> str:
+    """``count`` words of the training vocabulary in order from ``start``: a text whose token
+    count grows with ``count``."""
+    return " ".join(_WORDS[(start + j) % len(_WORDS)] for j in range(count))
+
+
 @pytest.fixture(scope="session")
 def sp_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small SentencePiece unigram model with pad_id 0 and unk_id 1 that keeps newlines."""

@@ -29,9 +29,13 @@ def main(lang: str | None) -> None:
 
 def _add_commands() -> None:
     # Imported here, after ``main`` exists, so each command module stays independent of the others.
+    from mintdim.cli.inspect import inspect
+    from mintdim.cli.plan import plan
     from mintdim.cli.verify import verify
 
+    main.add_command(plan)
     main.add_command(verify)
+    main.add_command(inspect)
 
 
 _add_commands()

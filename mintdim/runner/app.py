@@ -43,6 +43,7 @@ from mintdim.runner import schema as schema_module
 from mintdim.runner.callbacks import finish_pending_sweep
 from mintdim.runner.confdir import config_dir
 from mintdim.runner.demo import register_resolvers
+from mintdim.runner.pictures import plan_pictures
 from mintdim.runner.schema import MintDimConfig, field_help, node_schema, register_configs
 from mintdim.runner.schema import valid_keys as schema_keys
 from mintdim.runner.summary import build_summary, show_built
@@ -132,6 +133,8 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
             _claim([paths] if isinstance(paths, str) else list(paths or []))
     result = job_from_arguments(arguments).run(**run_options(cfg))
     summary = build_summary(result)
+    if hydra_cfg is not None:
+        summary["pictures"] = plan_pictures(result, job_dir)
     show_built(summary)
     return summary
 

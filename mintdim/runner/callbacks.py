@@ -29,7 +29,9 @@ from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
+from mintdim.runner.pictures import sweep_picture
 from mintdim.runner.summary import dumps, error_headline, render_markdown, sweep_document
+from mintdim.shared.errors import UnitOverflowError
 from mintdim.shared.lang import Bilingual
 from mintdim.shared.log import get_logger, show
 
@@ -103,6 +105,7 @@ def job_row(config: DictConfig, job_return: JobReturn, launch: str) -> dict[str,
             shard_bytes=summary["shard_bytes"],
             bytes_on_disk=summary["bytes_on_disk"],
             outputs=[_relative(o["path"], sweep) for o in summary["outputs"]],
+            pictures=[f"{row['job_dir']}/{name}" for name in summary.get("pictures", [])],
         )
     else:
         error = job_return._return_value  # the exception; .return_value would re-raise it
@@ -113,6 +116,8 @@ def job_row(config: DictConfig, job_return: JobReturn, launch: str) -> dict[str,
             error_headline=error_headline(message),
             error=message,
         )
+        if isinstance(error, UnitOverflowError):
+            row["overflowing_samples"] = error.count
     row["launch"] = launch
     return row
 
@@ -146,6 +151,8 @@ def write_summary(sweep: Path, launch: str, finished: bool) -> dict[str, Any]:
     """Rebuild both summary files from this launch's job rows; return the JSON document."""
     with _locked(sweep):
         doc = sweep_document(_rows(sweep, launch), finished=finished)
+        if finished:
+            doc["picture"] = sweep_picture(sweep, doc)
         _write_atomic(sweep / SUMMARY_JSON, dumps(doc))
         _write_atomic(sweep / SUMMARY_MD, render_markdown(doc))
     return doc

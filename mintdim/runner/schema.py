@@ -17,11 +17,15 @@ __all__ = [
     "SCHEMA_NAME",
     "ExecutorConfig",
     "ExecutorName",
+    "EncodeMode",
     "Lang",
     "MintDimConfig",
     "OutputConfig",
+    "OverflowPolicy",
+    "PlanCost",
     "SourceConfig",
     "TokenizerConfig",
+    "TokenizerEngine",
     "TokenizerType",
     "UnitsConfig",
     "field_help",
@@ -47,6 +51,36 @@ class ExecutorName(Enum):
 
     local = "local"
     ray = "ray"
+
+
+class EncodeMode(Enum):
+    """The tokenizer key ``encode``: how segment spans are found (null: none stored)."""
+
+    whole = "whole"
+    segments = "segments"
+
+
+class OverflowPolicy(Enum):
+    """``run(on_overflow=...)``: what a sample longer than the largest unit does."""
+
+    abort = "abort"
+    skip = "skip"
+    truncate = "truncate"
+    extend = "extend"
+
+
+class PlanCost(Enum):
+    """What ``units=auto`` minimises."""
+
+    tokens = "tokens"
+    attention = "attention"
+
+
+class TokenizerEngine(Enum):
+    """The tokenizer key ``engine``: the tokenizer's own library, or gigatoken (parity-guarded)."""
+
+    reference = "reference"
+    fast = "fast"
 
 
 class Lang(Enum):
@@ -88,6 +122,14 @@ class SourceConfig:
             "'source.templates=[\"{prompt}\\n{response}\"]'",
         ),
     )
+    max_line_bytes: int | None = field(
+        default=None,
+        metadata=_help(
+            "longest JSONL line read, in bytes (null: 64 MiB)",
+            "dòng JSONL dài nhất được đọc, tính bằng byte (null: 64 MiB)",
+            "source.max_line_bytes=268435456",
+        ),
+    )
 
 
 @dataclass
@@ -110,17 +152,65 @@ class TokenizerConfig:
             "tokenizer.path=[./tokenizer/tokenizer.model]",
         ),
     )
+    engine: TokenizerEngine = field(
+        default=TokenizerEngine.reference,
+        metadata=_help(
+            "reference (the tokenizer's own library) or fast (gigatoken, extra [fast], checked "
+            "against the reference while it runs; other tokenizers fall back and say why)",
+            "reference (thư viện của chính tokenizer) hoặc fast (gigatoken, phần tuỳ chọn [fast], "
+            "được đối chiếu với engine tham chiếu khi chạy; tokenizer khác tự quay về và nói lý do)",
+            "tokenizer.engine=fast",
+        ),
+    )
+    encode: EncodeMode | None = field(
+        default=None,
+        metadata=_help(
+            "store each sample's segment spans: whole (exact whole-text tokens, spans from the "
+            "library's offsets), segments (each segment encoded alone), or null (no spans)",
+            "lưu span của từng segment trong mỗi mẫu: whole (token của cả văn bản, span lấy từ "
+            "offset của thư viện), segments (mã hoá riêng từng segment), hoặc null (không lưu)",
+            "tokenizer.encode=whole",
+        ),
+    )
+    append_eos: bool = field(
+        default=False,
+        metadata=_help(
+            "append the tokenizer's own EOS id to every sample (its last segment, eos)",
+            "thêm EOS của chính tokenizer vào cuối mỗi mẫu (segment cuối, eos)",
+            "tokenizer.append_eos=true",
+        ),
+    )
+    pad_fallback: str | None = field(
+        default=None,
+        metadata=_help(
+            "PAD when the library has none: eos, unk, or an existing token string",
+            "PAD khi thư viện không có: eos, unk, hoặc một token có sẵn",
+            "tokenizer.pad_fallback=eos",
+        ),
+    )
+    unk_fallback: str | None = field(
+        default=None,
+        metadata=_help(
+            "UNK when the library has none: eos, an existing token string, or none (UNK tier off)",
+            "UNK khi thư viện không có: eos, một token có sẵn, hoặc none (tắt tầng UNK)",
+            "tokenizer.unk_fallback=none",
+        ),
+    )
 
 
 @dataclass
 class UnitsConfig:
-    """``.units(sizes=..., build_batch=...)``."""
+    """``.units(sizes=..., build_batch=..., count=..., align=..., ...)``."""
 
-    sizes: list[list[int]] = field(
+    # Any: a list of size lists, or the string "auto" (OmegaConf has no union types); the core
+    # checks the value and names the key when it is neither.
+    sizes: Any = field(
         default=MISSING,
         metadata=_help(
-            "list of ascending unit-size lists: one shared by every file, or one per file",
-            "list các list unit size tăng dần: một list dùng chung, hoặc mỗi file một list",
+            "list of ascending unit-size lists (one shared by every file, or one per file), "
+            "or auto: planned exactly from a scan of the data",
+            "list các list unit size tăng dần (một list dùng chung, hoặc mỗi file một list), "
+            "hoặc auto: lập tối ưu chính xác từ một lần quét dữ liệu",
             "units.sizes=[[128,192,256,320]]",
         ),
     )
@@ -130,6 +220,48 @@ class UnitsConfig:
             "list of samples per tokenizer batch: one shared, or one per file",
             "list số mẫu mỗi batch tokenizer: một giá trị dùng chung, hoặc mỗi file một",
             "units.build_batch=[4096]",
+        ),
+    )
+    count: int | None = field(
+        default=None,
+        metadata=_help(
+            "sizes=auto: at most this many unit sizes (default 8)",
+            "sizes=auto: nhiều nhất bấy nhiêu unit size (mặc định 8)",
+            "units=auto units.count=8",
+        ),
+    )
+    align: int | None = field(
+        default=None,
+        metadata=_help(
+            "sizes=auto: every size a multiple of this (default 1)",
+            "sizes=auto: mọi size là bội số của giá trị này (mặc định 1)",
+            "units=auto units.align=64",
+        ),
+    )
+    max_size: int | None = field(
+        default=None,
+        metadata=_help(
+            "sizes=auto: no unit larger than this; longer samples overflow",
+            "sizes=auto: không unit nào lớn hơn giá trị này; mẫu dài hơn bị tràn",
+            "units=auto units.max_size=4096",
+        ),
+    )
+    cost: PlanCost | None = field(
+        default=None,
+        metadata=_help(
+            "sizes=auto: minimise padded slots (tokens) or slots weighted by unit size "
+            "(attention); default tokens",
+            "sizes=auto: tối thiểu số slot (tokens) hoặc slot nhân với unit size (attention); "
+            "mặc định tokens",
+            "units=auto units.cost=attention",
+        ),
+    )
+    unit_cost: float | None = field(
+        default=None,
+        metadata=_help(
+            "sizes=auto with count=null: the price of one more unit, so the planner picks how many",
+            "sizes=auto với count=null: giá của thêm một unit, để bộ lập chọn số unit",
+            "units=auto units.count=null units.unit_cost=100000",
         ),
     )
 
@@ -252,6 +384,14 @@ class MintDimConfig:
             "progress bar: true, false, or null (only when stderr is a terminal)",
             "thanh tiến trình: true, false, hoặc null (chỉ khi stderr là terminal)",
             "progress=false",
+        ),
+    )
+    on_overflow: OverflowPolicy = field(
+        default=OverflowPolicy.abort,
+        metadata=_help(
+            "a sample longer than the largest unit: abort, skip, truncate, or extend",
+            "mẫu dài hơn unit lớn nhất: abort, skip, truncate, hoặc extend",
+            "on_overflow=skip",
         ),
     )
     lang: Lang | None = field(

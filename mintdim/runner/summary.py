@@ -56,6 +56,12 @@ _HEADER = Bilingual(
 )
 _DEFAULTS = Bilingual(en="(defaults)", vi="(mặc định)")
 _FAILED = Bilingual(en="FAILED: {headline}", vi="THẤT BẠI: {headline}")
+_OVERFLOWING = Bilingual(en=" ({count:,} overflowing samples)", vi=" ({count:,} mẫu bị tràn)")
+_PICTURES = Bilingual(en="Pictures: {links}", vi="Hình: {links}")
+_SWEEP_PICTURE = Bilingual(en="padding per unit set", vi="padding theo bộ unit")
+_PLAN_PICTURE = Bilingual(
+    en="job {job}: token lengths and planned units", vi="job {job}: độ dài token và unit đã lập"
+)
 
 _TOTALS = ("samples", "tokens", "slots", "pad_tokens", "shard_bytes", "bytes_on_disk")
 
@@ -150,7 +156,10 @@ def render_markdown(doc: dict[str, Any]) -> str:
     for rank, row in enumerate(doc["jobs"], start=1):
         overrides = " ".join(row["overrides"]) or _DEFAULTS.render()
         if row["status"] != "completed":
-            failed = _FAILED.render(headline=_cell(row["error_headline"]))
+            headline = row["error_headline"]
+            if row.get("overflowing_samples") is not None:
+                headline += _OVERFLOWING.render(count=row["overflowing_samples"])
+            failed = _FAILED.render(headline=_cell(headline))
             lines.append(f"| - | {row['job']} | {_cell(overrides)} | {failed} | | | | | | | |")
             continue
         sizes = " / ".join(",".join(str(s) for s in sizes) for sizes in row["sizes"])
@@ -174,6 +183,12 @@ def render_markdown(doc: dict[str, Any]) -> str:
             )
             + " |"
         )
+    links = [f"[{_SWEEP_PICTURE.render()}]({doc['picture']})"] if doc.get("picture") else []
+    for row in doc["jobs"]:
+        for picture in row.get("pictures", []):
+            links.append(f"[{_PLAN_PICTURE.render(job=row['job'])}]({picture})")
+    if links:
+        lines += ["", _PICTURES.render(links=" · ".join(links))]
     return "\n".join(lines) + "\n"
 
 

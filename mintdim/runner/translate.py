@@ -4,11 +4,12 @@ The composed config is turned into plain Python values (lists stay lists, exactl
 and handed to the public fluent API, step by step::
 
     pipeline("unit-build")
-      .source.jsonl(files=source.files, fields=source.fields, templates=source.templates)
-      .tokenizer.<tokenizer.type>([{"path": p} for p in tokenizer.path])
-      .units(sizes=units.sizes, build_batch=units.build_batch)
+      .source.jsonl(files=source.files, fields=source.fields, templates=source.templates,
+                    max_line_bytes=source.max_line_bytes)
+      .tokenizer.<tokenizer.type>([{"path": p, <tokenizer options set>} for p in tokenizer.path])
+      .units(sizes=units.sizes, build_batch=units.build_batch, count=units.count, ...)
       .output.dir(output.dir, samples_per_shard=output.samples_per_shard)
-      .run(workers=workers, progress=progress, executor=executor.name,
+      .run(workers=workers, progress=progress, on_overflow=on_overflow, executor=executor.name,
            ray_address=executor.address, resume=resume, piece_bytes=piece_bytes)
 
 A value left as ``???`` in the config is passed as ``None``, so the core's
@@ -22,25 +23,34 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any
 
+from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from mintdim import ConfigValueError, MintDimError, pipeline
 from mintdim.pipelines.unit_build.api import UnitBuildPipeline
-from mintdim.runner.schema import field_help
+from mintdim.pipelines.unit_build.validate import SCAN_BUILD_BATCH
+from mintdim.runner.confdir import config_dir
+from mintdim.runner.demo import register_resolvers
+from mintdim.runner.schema import field_help, register_configs
 
 __all__ = [
     "BUILD_KEYS",
+    "TOKENIZER_OPTIONS",
     "fluent_arguments",
     "job_from_arguments",
     "job_from_config",
     "run_options",
+    "scan_job",
 ]
 
+TOKENIZER_OPTIONS = ("engine", "encode", "append_eos", "pad_fallback", "unk_fallback")
+"""Tokenizer keys shared by every path: each is added to every ``{"path": ...}`` dict when set."""
+
 BUILD_KEYS = {
-    "source": ("files", "fields", "templates"),
-    "tokenizer": ("type", "path"),
-    "units": ("sizes", "build_batch"),
+    "source": ("files", "fields", "templates", "max_line_bytes"),
+    "tokenizer": ("type", "path", *TOKENIZER_OPTIONS),
+    "units": ("sizes", "build_batch", "count", "align", "max_size", "cost", "unit_cost"),
     "output": ("dir", "samples_per_shard"),
 }
 """Every config key that reaches the fluent API, by group."""
@@ -75,19 +85,35 @@ def _config_error(key: str, err: BaseException) -> MintDimError:
     return ConfigValueError(key=key, detail=detail, expected=help_.get("example", ""))
 
 
-def fluent_arguments(cfg: DictConfig) -> dict[str, Any]:
-    """The arguments of each fluent step, as plain Python, exactly as the config gives them."""
-    v = {(g, k): _value(cfg, g, k) for g, keys in BUILD_KEYS.items() for k in keys}
+def fluent_arguments(
+    cfg: DictConfig, groups: tuple[str, ...] = tuple(BUILD_KEYS)
+) -> dict[str, Any]:
+    """The arguments of each fluent step, as plain Python, exactly as the config gives them.
+
+    Only the keys of ``groups`` are read (a scan needs no output); the others are None.
+    """
+    v = {
+        (g, k): _value(cfg, g, k) if g in groups else None
+        for g, keys in BUILD_KEYS.items()
+        for k in keys
+    }
     paths = v["tokenizer", "path"]
-    tokenizer = [{"path": p} for p in paths] if isinstance(paths, list) else paths
+    # Options left at their defaults stay out: the API's own defaults apply.
+    options = {
+        key: v["tokenizer", key]
+        for key in TOKENIZER_OPTIONS
+        if v["tokenizer", key] not in (None, False, "reference")
+    }
+    tokenizer = [{"path": p, **options} for p in paths] if isinstance(paths, list) else paths
     return {
         "source.jsonl": {
             "files": v["source", "files"],
             "fields": v["source", "fields"],
             "templates": v["source", "templates"],
+            "max_line_bytes": v["source", "max_line_bytes"],
         },
         "tokenizer": {"type": v["tokenizer", "type"], "config": tokenizer},
-        "units": {"sizes": v["units", "sizes"], "build_batch": v["units", "build_batch"]},
+        "units": {key: v["units", key] for key in BUILD_KEYS["units"]},
         "output.dir": {
             "path": v["output", "dir"],
             "samples_per_shard": v["output", "samples_per_shard"],
@@ -111,14 +137,28 @@ def job_from_arguments(args: dict[str, Any]) -> UnitBuildPipeline:
     return job.output.dir(**args["output.dir"])
 
 
+def scan_job(overrides: list[str]) -> tuple[UnitBuildPipeline, int]:
+    """The job of ``python -m mintdim.run <overrides>`` as far as a scan reads it, and the
+    build_batch its units declare (the first one)."""
+    register_resolvers()
+    register_configs()
+    with initialize_config_dir(version_base="1.3", config_dir=config_dir(), job_name="scan"):
+        cfg = compose(config_name="config", overrides=overrides)
+    arguments = fluent_arguments(cfg, groups=("source", "tokenizer", "units"))
+    batches = arguments["units"]["build_batch"] or [SCAN_BUILD_BATCH]
+    return job_from_arguments(arguments), int(batches[0])
+
+
 def run_options(cfg: DictConfig) -> dict[str, Any]:
-    """The keyword arguments of ``job.run()``: ``workers``, ``progress``, ``executor`` (with its
-    ``address``), ``resume`` and ``piece_bytes``."""
+    """The keyword arguments of ``job.run()``: ``workers``, ``progress``, ``on_overflow``,
+    ``executor`` (with its ``address``), ``resume`` and ``piece_bytes``."""
+    policy = cfg.get("on_overflow")
     executor = cfg.get("executor") or {}
     name = executor.get("name", "local")
     return {
         "workers": cfg.get("workers"),
         "progress": cfg.get("progress"),
+        "on_overflow": policy.name if isinstance(policy, Enum) else policy or "abort",
         "executor": name.value if isinstance(name, Enum) else name,
         "ray_address": executor.get("address"),
         "resume": cfg.get("resume", False),

@@ -68,6 +68,17 @@ def error_classes() -> tuple[type[MintDimError], ...]:
     return tuple(_REGISTRY)
 
 
+def current_directory() -> str:
+    """The working directory; when it was deleted, its former path and " (deleted)", never a crash."""
+    try:
+        return os.getcwd()
+    except FileNotFoundError:
+        try:  # Linux keeps the deleted directory's path, marked " (deleted)"
+            return os.readlink("/proc/self/cwd")
+        except OSError:
+            return f"{os.environ.get('PWD', '?')} (deleted)"
+
+
 def format_location(file: str, line: int) -> str:
     """Return ``file:line`` with the path exactly as the user declared it."""
     return f"{file}:{line}"
@@ -166,6 +177,14 @@ def _rebuild(cls: type[MintDimError], facts: dict[str, Any]) -> MintDimError:
     return cls(**facts)
 
 
+_COMPLETED_HEADER = Bilingual("Completed outputs", "Các output đã hoàn tất")
+_COMPLETED_NOTE = Bilingual(
+    "these finished before the error: each is a complete build with its manifest, left unmarked",
+    "các output này đã xong trước khi lỗi xảy ra: mỗi cái là một bản build hoàn chỉnh có "
+    "manifest, được giữ nguyên không đánh dấu",
+)
+
+
 class _H:
     """Headers several errors share."""
 
@@ -248,6 +267,10 @@ class MintDimError(Exception):
     def _check(self) -> None:
         """Validate or complete facts after they are set (the default: nothing to do)."""
 
+    completed_outputs: ClassVar[tuple[str, ...]] = ()
+    """Output directories of the same build that had completed before this error: finished,
+    verified builds that were kept as they are (set by the build, shown in the message)."""
+
     def _exception_args(self) -> tuple[object, ...]:
         """``args`` for the builtin base: the English text, so nothing is lost."""
         return (self.message("en"),)
@@ -273,6 +296,16 @@ class MintDimError(Exception):
             else:
                 block = self._text(block, lang)
             blocks.append(block)
+        if self.completed_outputs:
+            blocks.append(
+                "\n".join(
+                    [
+                        f"{self._text(_COMPLETED_HEADER, lang)}:",
+                        *(f"- {path}" for path in self.completed_outputs),
+                        self._text(_COMPLETED_NOTE, lang),
+                    ]
+                )
+            )
         return "\n\n".join([f"{type(self).__name__}:\n{blocks[0]}", *blocks[1:]])
 
     def _text(self, piece: Any, lang: str) -> str:
@@ -342,7 +375,7 @@ class MintDimFileNotFoundError(MintDimError, FileNotFoundError):
 
     def _check(self) -> None:
         if self.cwd is None:
-            self.cwd = os.getcwd()
+            self.cwd = current_directory()
 
     def _exception_args(self) -> tuple[object, ...]:
         return (errno.ENOENT, os.strerror(errno.ENOENT), self.path)
@@ -459,6 +492,10 @@ class TokenizerValidationError(MintDimError, ValueError):
         "unk_id and pad_id are loaded from the tokenizer library.",
         "unk_id và pad_id được lấy từ thư viện tokenizer.",
     )
+    _OPTIONS = Bilingual(
+        "The allowed keys are path, engine, encode, append_eos, pad_fallback and unk_fallback.",
+        "Các key được phép: path, engine, encode, append_eos, pad_fallback và unk_fallback.",
+    )
     _CONFIG_PROBLEMS: ClassVar[dict[str, Bilingual]] = {
         "not_dict": Bilingual(
             "tokenizer config must be a dict, got {got}.",
@@ -476,6 +513,10 @@ class TokenizerValidationError(MintDimError, ValueError):
             "tokenizer config has unknown keys: {got!r}. {tail}",
             "config tokenizer có key không hợp lệ: {got!r}. {tail}",
         ),
+        "bad_option": Bilingual(
+            "tokenizer config key {option} has an invalid value: {got!r}.",
+            "key {option} trong config tokenizer có giá trị không hợp lệ: {got!r}.",
+        ),
     }
     _METHODS: ClassVar[dict[str, str]] = {"sentencepiece": ".model", "hf_json": ".json"}
 
@@ -485,9 +526,24 @@ class TokenizerValidationError(MintDimError, ValueError):
     path: str | None = None
     method: str | None = None
     got: object = None
+    option: str | None = None
 
     examples = (
         {"component": "config", "problem": "unknown_keys", "index": 0, "got": ["pad_id"]},
+        {
+            "component": "config",
+            "problem": "bad_option",
+            "index": 0,
+            "got": "turbo",
+            "option": "engine",
+        },
+        {
+            "component": "config",
+            "problem": "bad_option",
+            "index": 0,
+            "got": "tokens",
+            "option": "encode",
+        },
         {
             "component": "format",
             "problem": "unsupported_format",
@@ -518,6 +574,11 @@ class TokenizerValidationError(MintDimError, ValueError):
         return cls(component="config", problem=problem, index=index, got=got)
 
     @classmethod
+    def bad_option(cls, *, index: int, key: str, got: object) -> TokenizerValidationError:
+        """Tokenizer config ``index`` gives option ``key`` a value it cannot take."""
+        return cls(component="config", problem="bad_option", index=index, got=got, option=key)
+
+    @classmethod
     def unsupported_format(cls, *, index: int, path: str, method: str) -> TokenizerValidationError:
         """Tokenizer ``index`` at ``path`` is not a file ``method`` can load."""
         return cls(
@@ -534,11 +595,7 @@ class TokenizerValidationError(MintDimError, ValueError):
         if self.component == "config":
             yield Bilingual("Component", "Thành phần"), "config"
             special = isinstance(self.got, list) and bool({"unk_id", "pad_id"} & set(self.got))
-            tail = (
-                self._SPECIAL
-                if special
-                else Bilingual("The only allowed key is path.", "Key duy nhất được phép là path.")
-            )
+            tail = self._SPECIAL if special else self._OPTIONS
             yield _H.PROBLEM, _say(self._CONFIG_PROBLEMS[self.problem], tail=tail)
             yield (
                 _H.RULES,
@@ -577,10 +634,33 @@ class TokenizerValidationError(MintDimError, ValueError):
             ]
             yield _H.METHOD, expects, *use_other
         yield _H.TOKENIZER_INDEX, self.index
+        if self.component == "config":
+            yield (
+                Bilingual("Options", "Tùy chọn"),
+                Bilingual(
+                    '- engine: "reference" (the default: the tokenizer\'s own library) or "fast" '
+                    "(gigatoken, parity-checked against the reference while it runs)\n"
+                    '- encode: "whole" or "segments" (stores segment spans)\n'
+                    "- append_eos: true or false\n"
+                    '- pad_fallback: "eos", "unk" or a token of the tokenizer, used only when '
+                    "the library has no PAD\n"
+                    '- unk_fallback: "eos", a token of the tokenizer, or "none", used only when '
+                    "the library has no UNK",
+                    '- engine: "reference" (mặc định: thư viện của chính tokenizer) hoặc "fast" '
+                    "(gigatoken, được đối chiếu với engine tham chiếu trong lúc chạy)\n"
+                    '- encode: "whole" hoặc "segments" (lưu span của segment)\n'
+                    "- append_eos: true hoặc false\n"
+                    '- pad_fallback: "eos", "unk" hoặc một token của tokenizer, chỉ dùng khi '
+                    "thư viện không có PAD\n"
+                    '- unk_fallback: "eos", một token của tokenizer, hoặc "none", chỉ dùng khi '
+                    "thư viện không có UNK",
+                ),
+            )
 
 
 class TokenizerSpecialTokenError(MintDimError, ValueError):
-    """Raised when the tokenizer library exposes no valid UNK or PAD id."""
+    """Raised when the tokenizer library exposes no valid UNK, PAD or (for ``append_eos``) EOS
+    id, and no declared fallback provides one."""
 
     _WHY: ClassVar[dict[str, Bilingual]] = {
         "unk_id": Bilingual(
@@ -590,11 +670,36 @@ class TokenizerSpecialTokenError(MintDimError, ValueError):
             "PAD fills every sample up to its unit size",
             "PAD dùng để đệm mỗi mẫu cho đủ kích thước unit",
         ),
+        "eos_id": Bilingual(
+            "append_eos ends every sample with it", "append_eos thêm nó vào cuối mỗi mẫu"
+        ),
+    }
+    _WAY_OUT: ClassVar[dict[str, Bilingual]] = {
+        "unk_id": Bilingual(
+            'or set unk_fallback: "eos", a token of this tokenizer, or "none" (a tokenizer that '
+            "cannot produce UNK: the UNK tier is turned off)",
+            'hoặc đặt unk_fallback: "eos", một token của tokenizer này, hoặc "none" (tokenizer '
+            "không thể sinh UNK: tắt tầng UNK)",
+        ),
+        "pad_id": Bilingual(
+            'or set pad_fallback: "eos", "unk" or a token of this tokenizer (used only because '
+            "the library has no PAD)",
+            'hoặc đặt pad_fallback: "eos", "unk" hoặc một token của tokenizer này (chỉ dùng vì '
+            "thư viện không có PAD)",
+        ),
+        "eos_id": Bilingual(
+            "or remove append_eos from the tokenizer config",
+            "hoặc bỏ append_eos khỏi config tokenizer",
+        ),
     }
 
     token: str = _choice(_WHY)
     path: str
     looked_for: str
+    option: str | None = None
+    """The option that needed the id or was to provide it (append_eos, pad_fallback ...)."""
+    fallback: str | None = None
+    """The declared fallback value that did not resolve, if any."""
 
     summary = Bilingual(
         "Tokenizer library did not expose a required special token.",
@@ -603,8 +708,21 @@ class TokenizerSpecialTokenError(MintDimError, ValueError):
     examples = (
         {
             "token": "pad_id",
+            "path": "./tokenizer/tokenizer.model",
+            "looked_for": "sp.pad_id() returned -1",
+        },
+        {
+            "token": "pad_id",
             "path": "./tokenizer/tokenizer.json",
-            "looked_for": "padding.pad_id, then tokens [PAD], <pad>, <|pad|>",
+            "looked_for": "padding.pad_id, then tokens [PAD] and <pad>",
+            "option": "pad_fallback",
+            "fallback": "<|pad|>",
+        },
+        {
+            "token": "eos_id",
+            "path": "./tokenizer/spiece.model",
+            "looked_for": "sp.eos_id() returned -1",
+            "option": "append_eos",
         },
     )
 
@@ -612,6 +730,16 @@ class TokenizerSpecialTokenError(MintDimError, ValueError):
         yield "Special token", self.token
         yield "Tokenizer", self.path
         yield Bilingual("Looked for", "Đã tìm"), self.looked_for
+        if self.fallback is not None:
+            yield (
+                Bilingual("Fallback", "Fallback"),
+                _say(
+                    Bilingual(
+                        "{option} {fallback!r} names nothing this tokenizer has",
+                        "{option} {fallback!r} không trỏ tới thứ gì tokenizer này có",
+                    )
+                ),
+            )
         yield (
             _H.FIX,
             _say(
@@ -621,9 +749,11 @@ class TokenizerSpecialTokenError(MintDimError, ValueError):
                 ),
                 why=self._WHY[self.token],
             ),
+            self._WAY_OUT[self.token],
             Bilingual(
-                "MintDim never modifies the tokenizer and does not accept a declared {token}",
-                "MintDim không bao giờ sửa tokenizer và không nhận {token} do người dùng khai báo",
+                "MintDim never modifies the tokenizer and does not accept a raw {token}",
+                "MintDim không bao giờ sửa tokenizer và không nhận {token} dạng số do người dùng "
+                "khai báo",
             ),
         )
 
@@ -878,6 +1008,14 @@ class UnitValidationError(MintDimError, ValueError):
             "must be a list of positive integers (one shared, or one per file)",
             "phải là list các số nguyên dương (một giá trị dùng chung, hoặc mỗi file một giá trị)",
         ),
+        "too_large": Bilingual(
+            "must be at most 16,777,216 (2**24): every sample of a unit is stored as unit_size "
+            "slots, so one record of a larger unit would take more than 64 MiB, far beyond any "
+            "model's context",
+            "phải nhỏ hơn hoặc bằng 16,777,216 (2**24): mỗi mẫu của một unit được lưu thành "
+            "unit_size ô, nên một bản ghi của unit lớn hơn sẽ chiếm hơn 64 MiB, vượt xa ngữ cảnh "
+            "của mọi mô hình",
+        ),
     }
 
     key: str
@@ -885,18 +1023,20 @@ class UnitValidationError(MintDimError, ValueError):
     rule: str = _choice(_PROBLEMS)
 
     summary = Bilingual("Invalid unit config.", "Unit config không hợp lệ.")
-    examples = ({"key": "units.sizes[0][1]", "value": 128, "rule": "ascending"},)
+    examples = (
+        {"key": "units.sizes[0][1]", "value": 128, "rule": "ascending"},
+        {"key": "units.sizes[0][3]", "value": 2**40, "rule": "too_large"},
+    )
+
+    _RULES = Bilingual(
+        "- sizes must be positive integers\n- sizes must be sorted ascending\n"
+        "- build_batch must be a positive integer",
+        "- sizes phải là các số nguyên dương\n- sizes phải tăng dần\n"
+        "- build_batch phải là số nguyên dương",
+    )
 
     def _sections(self) -> Iterator[Any]:
-        yield (
-            _H.RULES,
-            Bilingual(
-                "- sizes must be positive integers\n- sizes must be sorted ascending\n"
-                "- build_batch must be a positive integer",
-                "- sizes phải là các số nguyên dương\n- sizes phải tăng dần\n"
-                "- build_batch phải là số nguyên dương",
-            ),
-        )
+        yield _H.RULES, self._RULES
         yield (
             _H.PROBLEM,
             _say(
@@ -907,26 +1047,151 @@ class UnitValidationError(MintDimError, ValueError):
         )
 
 
+class UnitPlanError(UnitValidationError):
+    """Raised when an option of the unit planner (``units(sizes="auto", ...)`` or
+    ``plan_units``) breaks a rule; ``key`` names it, e.g. ``units.align``."""
+
+    _PROBLEMS: ClassVar[dict[str, Bilingual]] = {
+        "positive_int": Bilingual("must be a positive integer", "phải là số nguyên dương"),
+        "count_or_cost": Bilingual(
+            "needs exactly one of count and unit_cost (unit_cost only with count=None)",
+            "cần đúng một trong count và unit_cost (unit_cost chỉ khi count=None)",
+        ),
+        "non_negative": Bilingual("must be a finite number >= 0", "phải là số hữu hạn >= 0"),
+        "below_align": Bilingual(
+            "must be at least align (the smallest allowed size)",
+            "phải ít nhất bằng align (size nhỏ nhất được phép)",
+        ),
+        "cost": Bilingual('must be "tokens" or "attention"', 'phải là "tokens" hoặc "attention"'),
+        "auto_only": Bilingual(
+            'applies only with sizes="auto" (units=auto in the runner)',
+            'chỉ dùng được với sizes="auto" (units=auto trong runner)',
+        ),
+        "counts": Bilingual(
+            "must be a 1-D array of integer token counts >= 0",
+            "phải là mảng 1 chiều các số token nguyên >= 0",
+        ),
+        "nothing_to_plan": Bilingual(
+            "has no sample to plan from: the input holds no sample",
+            "không có mẫu nào để lập phương án: dữ liệu đầu vào không có mẫu",
+        ),
+    }
+
+    rule: str = _choice(_PROBLEMS)
+
+    summary = Bilingual("Invalid unit planning option.", "Tùy chọn lập unit không hợp lệ.")
+    examples = ({"key": "units.align", "value": 0, "rule": "positive_int"},)
+
+    _RULES = Bilingual(
+        "- count (at most this many sizes) and align are positive integers\n"
+        "- max_size, when given, is an integer >= align\n"
+        '- cost is "tokens" or "attention"\n'
+        "- unit_cost >= 0 replaces count (count=None): the planner picks how many\n"
+        '- these options apply only with sizes="auto"',
+        "- count (nhiều nhất bấy nhiêu size) và align là số nguyên dương\n"
+        "- max_size, nếu có, là số nguyên >= align\n"
+        '- cost là "tokens" hoặc "attention"\n'
+        "- unit_cost >= 0 thay cho count (count=None): bộ lập tự chọn số unit\n"
+        '- các tùy chọn này chỉ dùng với sizes="auto"',
+    )
+
+
 class UnitOverflowError(MintDimError, ValueError):
-    """Raised when a sample has more tokens than the largest configured unit size."""
+    """Raised when samples have more tokens than the largest configured unit size.
+
+    A build reports every such sample at once: ``file``/``line``/``token_count`` are the first
+    (the spec's sections), ``count`` how many there are, ``largest_at``/``largest_count`` the
+    longest, ``first_at``/``first_counts`` the first few (``file:line`` and token count).
+    ``stopped_at`` (``file:line``) is set when counting had to stop early at a line with another
+    error.
+    """
 
     file: str
     line: int
     token_count: int
     max_unit_size: int
+    count: int = 1
+    largest_at: str = ""
+    largest_count: int = 0
+    first_at: list[str] = ()
+    first_counts: list[int] = ()
+    stopped_at: str = ""
+
+    _SAMPLE = Bilingual("{at} ({tokens:,} tokens)", "{at} ({tokens:,} token)")
+
+    examples = (
+        {
+            "file": "./data/alpaca.jsonl",
+            "line": 18291,
+            "token_count": 417,
+            "max_unit_size": 320,
+            "largest_at": "./data/alpaca.jsonl:18291",
+            "largest_count": 417,
+            "first_at": ["./data/alpaca.jsonl:18291"],
+            "first_counts": [417],
+        },
+        {
+            "file": "./data/xquad_vi.jsonl",
+            "line": 392,
+            "token_count": 1063,
+            "max_unit_size": 1024,
+            "count": 37,
+            "largest_at": "./data/xquad_vi.jsonl:401",
+            "largest_count": 2373,
+            "first_at": [
+                "./data/xquad_vi.jsonl:392",
+                "./data/xquad_vi.jsonl:401",
+                "./data/xquad_vi.jsonl:517",
+            ],
+            "first_counts": [1063, 2373, 1190],
+        },
+    )
 
     summary = Bilingual(
-        "Sample token length exceeds max unit size.", "Độ dài token của mẫu vượt quá unit lớn nhất."
-    )
-    examples = (
-        {"file": "./data/alpaca.jsonl", "line": 18291, "token_count": 417, "max_unit_size": 320},
+        "Sample token length exceeds max unit size.",
+        "Độ dài token của mẫu vượt quá unit lớn nhất.",
     )
 
     def _sections(self) -> Iterator[Any]:
         yield _H.SAMPLE, format_location(self.file, self.line)
         yield "token_count", self.token_count
         yield "max_unit_size", self.max_unit_size
+        if self.count > 1:
+            yield (
+                Bilingual("Overflowing samples", "Số mẫu bị tràn"),
+                Bilingual(
+                    "{count:,} (every sample longer than {max_unit_size} tokens)",
+                    "{count:,} (mọi mẫu dài hơn {max_unit_size} token)",
+                ),
+            )
+            yield (
+                Bilingual("Largest", "Mẫu dài nhất"),
+                _say(self._SAMPLE, at=self.largest_at, tokens=self.largest_count),
+            )
+            yield (
+                Bilingual("First overflowing samples", "Các mẫu tràn đầu tiên"),
+                *(
+                    _say("- {line}", line=_say(self._SAMPLE, at=at, tokens=tokens))
+                    for at, tokens in zip(self.first_at, self.first_counts, strict=True)
+                ),
+            )
+        if self.stopped_at:
+            yield (
+                Bilingual("Counted up to", "Đã đếm đến"),
+                _say(
+                    Bilingual(
+                        "{stopped_at}: that line has another error, so later samples were not "
+                        "counted",
+                        "{stopped_at}: dòng đó có lỗi khác, nên các mẫu sau chưa được đếm",
+                    )
+                ),
+            )
         yield Bilingual("Increase unit sizes and run again.", "Hãy tăng unit sizes rồi chạy lại.")
+        if self.count > 1:
+            yield Bilingual(
+                "To see sizes that hold every sample: mintdim plan, or build with units=auto.",
+                "Để xem các size chứa được mọi mẫu: mintdim plan, hoặc build với units=auto.",
+            )
 
 
 class OutputValidationError(MintDimError, OSError):
@@ -1324,6 +1589,93 @@ class TokenizerEncodeError(MintDimError, RuntimeError):
         )
 
 
+class TokenizerParityError(MintDimError, RuntimeError):
+    """Raised when the fast engine's ids for a text differ from the reference library's.
+
+    The parity guard compares them at validation (the bundled parity corpus and the first batch
+    of each file) and during the build (a deterministic sample of rows); the build stops at the
+    first difference and writes no manifest.
+    """
+
+    _FOUND: ClassVar[dict[str, Bilingual]] = {
+        "parity_corpus": Bilingual(
+            "at validation, in MintDim's bundled parity corpus",
+            "khi kiểm tra cấu hình, trong bộ văn bản đối chiếu đi kèm MintDim",
+        ),
+        "first_batch": Bilingual(
+            "at validation, in the first batch of your data",
+            "khi kiểm tra cấu hình, trong batch đầu tiên của dữ liệu của bạn",
+        ),
+        "build": Bilingual(
+            "during the build, in a row re-encoded by the reference library",
+            "trong lúc build, ở một dòng được thư viện tham chiếu tokenize lại",
+        ),
+    }
+
+    stage: str = _choice(_FOUND)
+    file: str
+    line: int
+    path: str
+    engine_version: str
+    position: int
+    """Index of the first token that differs (or where one sequence ends)."""
+    window_start: int
+    """Index of the first token shown in ``reference`` and ``fast``."""
+    reference: list[int]
+    fast: list[int]
+
+    summary = Bilingual(
+        "The fast engine's token ids differ from the reference library's.",
+        "Token id của engine nhanh khác với thư viện tham chiếu.",
+    )
+    examples = (
+        {
+            "stage": "build",
+            "file": "./data/alpaca.jsonl",
+            "line": 18291,
+            "path": "./tokenizer/tokenizer.json",
+            "engine_version": "gigatoken 0.10.0",
+            "position": 7,
+            "window_start": 0,
+            "reference": [1212, 318, 257, 1332, 13, 198, 198, 21017, 220, 50256],
+            "fast": [1212, 318, 257, 1332, 13, 198, 198, 50256, 220, 50256],
+        },
+    )
+
+    def _sections(self) -> Iterator[Any]:
+        yield _H.SAMPLE, format_location(self.file, self.line)
+        yield "Tokenizer", self.path
+        yield Bilingual("Found", "Phát hiện"), self._FOUND[self.stage]
+        yield (
+            Bilingual("First difference", "Khác biệt đầu tiên"),
+            Bilingual("token {position}", "token thứ {position}"),
+        )
+        shown = Bilingual("from token {window_start}: {ids}", "từ token thứ {window_start}: {ids}")
+        yield (
+            Bilingual("Reference library", "Thư viện tham chiếu"),
+            _say(shown, ids=self.reference),
+        )
+        yield (
+            Bilingual("Fast engine ({engine_version})", "Engine nhanh ({engine_version})"),
+            _say(shown, ids=self.fast),
+        )
+        yield (
+            _H.FIX,
+            Bilingual(
+                '- switch to the reference engine: {{"path": ..., "engine": "reference"}} in '
+                "Python, tokenizer.engine=reference with the runner (or leave engine out: "
+                "reference is the default)\n"
+                "- nothing was finished: no manifest.json was written\n"
+                "- please report this sample with the tokenizer file and the engine version",
+                '- chuyển sang engine tham chiếu: {{"path": ..., "engine": "reference"}} trong '
+                "Python, tokenizer.engine=reference với runner (hoặc bỏ key engine: mặc định là "
+                "reference)\n"
+                "- chưa có gì hoàn tất: manifest.json không được ghi\n"
+                "- hãy báo lại mẫu này kèm file tokenizer và phiên bản engine",
+            ),
+        )
+
+
 class UnknownPipelineError(MintDimError, ValueError):
     """Raised by ``pipeline(name)`` when no pipeline is registered under ``name``."""
 
@@ -1437,6 +1789,13 @@ class SourceValidationError(MintDimError, ValueError):
             ),
             Bilingual("write {key} as a string", "viết {key} dưới dạng string"),
         ),
+        "not_positive": (
+            Bilingual(
+                "{key} must be a positive integer, got {got!r}",
+                "{key} phải là số nguyên dương, hiện tại là {got!r}",
+            ),
+            Bilingual("give {key} as a number of bytes", "hãy đưa {key} là một số byte"),
+        ),
         "duplicate_field": (
             Bilingual(
                 "{key} declares field {got!r} more than once",
@@ -1497,6 +1856,10 @@ class RunOptionError(MintDimError, ValueError):
         "ray_only": Bilingual(
             'is used only with executor="ray"', 'chỉ dùng được với executor="ray"'
         ),
+        "overflow_policy": Bilingual(
+            "must be one of 'abort', 'skip', 'truncate', 'extend'",
+            "phải là một trong 'abort', 'skip', 'truncate', 'extend'",
+        ),
     }
 
     option: str
@@ -1504,7 +1867,10 @@ class RunOptionError(MintDimError, ValueError):
     rule: str = _choice(_RULES)
 
     summary = Bilingual("Invalid run() option.", "Tùy chọn của run() không hợp lệ.")
-    examples = ({"option": "workers", "value": 0, "rule": "positive_int"},)
+    examples = (
+        {"option": "workers", "value": 0, "rule": "positive_int"},
+        {"option": "on_overflow", "value": "wrap", "rule": "overflow_policy"},
+    )
 
     def _sections(self) -> Iterator[Any]:
         yield Bilingual("Option", "Tùy chọn"), self.option
@@ -1704,6 +2070,197 @@ class SweepOutputError(MintDimError, FileExistsError):
                 "trong sweep (-m) mỗi job ghi vào một thư mục mới của riêng nó\n"
                 "hãy giữ output mặc định (một thư mục nằm trong thư mục của từng job), "
                 "hoặc cho mỗi job một output.dir riêng",
+            ),
+        )
+
+
+class PathError(MintDimError, ValueError):
+    """Raised when a declared path cannot name a file on this system at all."""
+
+    _PROBLEMS: ClassVar[dict[str, Bilingual]] = {
+        "nul": Bilingual(
+            "it contains a NUL character (\\x00), which no file name can hold",
+            "nó chứa ký tự NUL (\\x00), không tên file nào chứa được",
+        ),
+        "unencodable": Bilingual(
+            "it holds a character the file system encoding cannot store (a lone surrogate such "
+            "as \\ud800): {detail}",
+            "nó chứa ký tự mà bảng mã của hệ thống file không lưu được (một surrogate đơn lẻ "
+            "như \\ud800): {detail}",
+        ),
+        "component_too_long": Bilingual(
+            "the name {detail!r} is longer than 255 bytes, the limit of one file or directory name",
+            "tên {detail!r} dài hơn 255 byte, giới hạn của một tên file hoặc thư mục",
+        ),
+        "too_long": Bilingual(
+            "the whole path is {detail} bytes, at or above the system limit of 4096",
+            "cả đường dẫn dài {detail} byte, bằng hoặc vượt giới hạn 4096 của hệ thống",
+        ),
+        "cwd_gone": Bilingual(
+            "it is relative, and the current directory no longer exists: {detail}",
+            "đây là đường dẫn tương đối, và thư mục hiện tại không còn tồn tại: {detail}",
+        ),
+    }
+
+    key: str
+    path: str
+    problem: str = _choice(_PROBLEMS)
+    detail: str = ""
+
+    summary = Bilingual(
+        "A declared path cannot name a file.", "Một đường dẫn đã khai báo không thể là tên file."
+    )
+    examples = (
+        {"key": "output.dir[0]", "path": "./out\x00", "problem": "nul"},
+        {
+            "key": "source.files[0]",
+            "path": "data.jsonl",
+            "problem": "cwd_gone",
+            "detail": "/tmp/job (deleted)",
+        },
+    )
+
+    def _sections(self) -> Iterator[Any]:
+        yield Bilingual("Key", "Khóa"), self.key
+        yield Bilingual("Path", "Đường dẫn"), ascii(self.path)
+        yield _H.PROBLEM, self._PROBLEMS[self.problem]
+        yield (
+            _H.FIX,
+            Bilingual(
+                "give a path of printable characters, each name at most 255 bytes; run from an "
+                "existing directory or give an absolute path",
+                "hãy đưa đường dẫn gồm các ký tự in được, mỗi tên tối đa 255 byte; chạy từ một "
+                "thư mục đang tồn tại hoặc dùng đường dẫn tuyệt đối",
+            ),
+        )
+
+
+class BuildWriteError(MintDimError, OSError):
+    """Raised when the build cannot write a file: a full disk, the file-size limit, a directory
+    deleted under it, or a full TMPDIR under the workers' spool files."""
+
+    _PLACES: ClassVar[dict[str, Bilingual]] = {
+        "output": Bilingual("the output directory", "thư mục output"),
+        "spool": Bilingual(
+            "the workers' spool directory (in TMPDIR)",
+            "thư mục spool của các worker (trong TMPDIR)",
+        ),
+    }
+    _REASONS: ClassVar[dict[str, Bilingual]] = {
+        "disk_full": Bilingual(
+            "the file system holding it is full (or over its quota)",
+            "hệ thống file chứa nó đã đầy (hoặc vượt hạn mức)",
+        ),
+        "file_too_large": Bilingual(
+            "a file reached the file-size limit of this process (ulimit -f)",
+            "một file đã chạm giới hạn kích thước file của tiến trình này (ulimit -f)",
+        ),
+        "gone": Bilingual(
+            "the directory was deleted while the build wrote into it",
+            "thư mục đã bị xóa trong khi build đang ghi vào đó",
+        ),
+        "other": Bilingual("the operating system refused the write", "hệ điều hành từ chối ghi"),
+    }
+    _FIXES: ClassVar[dict[str, Bilingual]] = {
+        "output": Bilingual(
+            "free space there (or raise the limit), or choose another output.dir; then build "
+            "again into a new, empty directory",
+            "hãy giải phóng dung lượng ở đó (hoặc nâng giới hạn), hoặc chọn output.dir khác; rồi "
+            "build lại vào một thư mục mới, rỗng",
+        ),
+        "spool": Bilingual(
+            "set TMPDIR to a directory with free space (each worker writes its encoded batches "
+            "there until the main process takes them), or build with workers=1",
+            "hãy đặt TMPDIR tới một thư mục còn dung lượng (mỗi worker ghi các batch đã mã hóa "
+            "vào đó cho tới khi tiến trình chính lấy đi), hoặc build với workers=1",
+        ),
+    }
+
+    place: str = _choice(_PLACES)
+    directory: str
+    reason: str = _choice(_REASONS)
+    path: str = ""
+    detail: str = ""
+
+    summary = Bilingual("A build file could not be written.", "Không ghi được một file của build.")
+    examples = (
+        {
+            "place": "output",
+            "directory": "./artifacts/instruction_units",
+            "reason": "disk_full",
+            "path": "./artifacts/instruction_units/unit_256/shard_000003.bin",
+            "detail": "[Errno 28] No space left on device",
+        },
+        {
+            "place": "spool",
+            "directory": "/tmp/mintdim-batches-x1y2",
+            "reason": "disk_full",
+            "detail": "[Errno 28] No space left on device",
+        },
+    )
+
+    @classmethod
+    def from_os_error(cls, place: str, directory: str, err: OSError) -> BuildWriteError:
+        """The named error for an ``OSError`` met while writing into ``directory``."""
+        reasons = {
+            errno.ENOSPC: "disk_full",
+            errno.EDQUOT: "disk_full",
+            errno.EFBIG: "file_too_large",
+            errno.ENOENT: "gone",
+        }
+        path = err.filename if isinstance(err.filename, str) else ""
+        return cls(
+            place=place,
+            directory=directory,
+            reason=reasons.get(err.errno, "other"),
+            path=path,
+            detail=f"[Errno {err.errno}] {err.strerror}",
+        )
+
+    def _sections(self) -> Iterator[Any]:
+        yield _H.DIRECTORY, self.directory, _say(self._PLACES[self.place])
+        if self.path:
+            yield "File", self.path
+        yield _H.REASON, self._REASONS[self.reason], self.detail
+        yield _H.FIX, self._FIXES[self.place]
+
+
+class LineTooLongError(MintDimError, ValueError):
+    """Raised when a JSONL line grows past ``source.max_line_bytes`` before its newline."""
+
+    file: str
+    line: int
+    limit: int
+
+    summary = Bilingual(
+        "A JSONL line is longer than the line limit.",
+        "Một dòng JSONL dài hơn giới hạn độ dài dòng.",
+    )
+    examples = ({"file": "./data/dump.jsonl", "line": 1, "limit": 67108864},)
+
+    def _sections(self) -> Iterator[Any]:
+        yield _H.SAMPLE, format_location(self.file, self.line)
+        yield (
+            _H.REASON,
+            Bilingual(
+                "no newline within {limit:,} bytes (source.max_line_bytes): MintDim holds a "
+                "line in memory until its newline, so it stops here instead of running out",
+                "không có ký tự xuống dòng trong {limit:,} byte (source.max_line_bytes): MintDim "
+                "giữ một dòng trong bộ nhớ cho tới ký tự xuống dòng, nên dừng ở đây thay vì "
+                "cạn bộ nhớ",
+            ),
+        )
+        yield (
+            _H.FIX,
+            Bilingual(
+                "a line this long is usually not JSONL (one JSON array, a whole document, a "
+                "binary file): write one JSON object per line; if the samples really are this "
+                "long, raise the limit: .source.jsonl(..., max_line_bytes=N) or "
+                "source.max_line_bytes=N",
+                "một dòng dài như vậy thường không phải JSONL (một mảng JSON, cả một tài liệu, "
+                "một file nhị phân): hãy ghi mỗi dòng một JSON object; nếu mẫu thật sự dài như "
+                "vậy, hãy nâng giới hạn: .source.jsonl(..., max_line_bytes=N) hoặc "
+                "source.max_line_bytes=N",
             ),
         )
 
@@ -1962,10 +2519,98 @@ class LoaderStateError(MintDimError, ValueError):
         )
 
 
+class BuildReadError(MintDimError, ValueError):
+    """Raised by ``open_build`` when a file of a finished build is damaged or of another version."""
+
+    _PROBLEMS: ClassVar[dict[str, Bilingual]] = {
+        "manifest_json": Bilingual(
+            "manifest.json is not a JSON object: {detail}",
+            "manifest.json không phải JSON object: {detail}",
+        ),
+        "manifest_field": Bilingual(
+            "manifest.json lacks a field this reader needs: {detail}",
+            "manifest.json thiếu field mà bộ đọc cần: {detail}",
+        ),
+        "status": Bilingual(
+            'the manifest\'s status is {detail}, not "complete"',
+            'status của manifest là {detail}, không phải "complete"',
+        ),
+        "version": Bilingual(
+            "format_version {detail}; this MintDim reads format_version {known}",
+            "format_version {detail}; bản MintDim này đọc format_version {known}",
+        ),
+        "missing_file": Bilingual(
+            "a file the manifest lists is missing", "một file mà manifest liệt kê bị thiếu"
+        ),
+        "short_shard": Bilingual(
+            "{size} bytes is not a whole number of {record_bytes}-byte records",
+            "{size} byte không phải một số nguyên record {record_bytes} byte",
+        ),
+        "unit_index": Bilingual(
+            "the unit index is not a readable index of this format: {detail}",
+            "unit index không phải index đọc được của định dạng này: {detail}",
+        ),
+    }
+    _FIXES: ClassVar[dict[str, Bilingual]] = {
+        "version": Bilingual(
+            "read it with the MintDim version that wrote it (manifest.json names it), "
+            "or build it again with this one",
+            "hãy đọc bằng phiên bản MintDim đã ghi nó (manifest.json ghi tên phiên bản), "
+            "hoặc build lại bằng phiên bản này",
+        ),
+    }
+    _DAMAGED_FIX = Bilingual(
+        "the build is damaged: run `mintdim verify {directory}` to list every problem, then "
+        "build it again (or restore the directory from a good copy)",
+        "bản build bị hỏng: chạy `mintdim verify {directory}` để liệt kê mọi vấn đề, rồi build "
+        "lại (hoặc khôi phục thư mục từ một bản sao tốt)",
+    )
+
+    directory: str
+    path: str
+    problem: str = _choice(_PROBLEMS)
+    detail: str = ""
+    known: int = 0
+    size: int = 0
+    record_bytes: int = 0
+
+    summary = Bilingual(
+        "A file of the build cannot be read.", "Không đọc được một file của bản build."
+    )
+    examples = (
+        {
+            "directory": "./artifacts/instruction_units",
+            "path": "./artifacts/instruction_units/manifest.json",
+            "problem": "manifest_json",
+            "detail": "unexpected end of data: line 1 column 4093 (char 4092)",
+        },
+        {
+            "directory": "./artifacts/instruction_units",
+            "path": "./artifacts/instruction_units/unit_256/shard_000003.bin",
+            "problem": "short_shard",
+            "size": 1000000,
+            "record_bytes": 512,
+        },
+        {
+            "directory": "./artifacts/instruction_units",
+            "path": "./artifacts/instruction_units/manifest.json",
+            "problem": "version",
+            "detail": "7",
+            "known": 2,
+        },
+    )
+
+    def _sections(self) -> Iterator[Any]:
+        yield Bilingual("File", "File"), self.path
+        yield _H.PROBLEM, self._PROBLEMS[self.problem]
+        yield _H.FIX, self._FIXES.get(self.problem, self._DAMAGED_FIX)
+
+
 __all__ = [
     "LANGUAGES",
     "MappingError",
     "MintDimError",
+    "current_directory",
     "error_classes",
     "format_location",
     "get_language",

@@ -225,7 +225,8 @@ def test_a_mintdim_error_prints_its_message_in_the_chosen_language(
     [
         ("units.sizes=[[256,128]]", "UnitValidationError:"),  # found by run()'s validation
         ("workers=0", "RunOptionError:"),  # found by run() before validation
-        ("units.sizes=[[a]]", "Error merging override units.sizes=[[a]]"),  # found by Hydra
+        # units.sizes also takes "auto", so the core, not Hydra, checks its items
+        ("units.sizes=[[a]]", "units.sizes[0][0] must be a positive integer"),
     ],
 )
 def test_every_error_found_before_any_work_exits_2(tmp_path, override, headline) -> None:
@@ -306,9 +307,10 @@ def test_cfg_job_help_and_info_work_as_in_any_hydra_app(tmp_path) -> None:
     help_ = run_cli("--help", cwd=tmp_path)
     assert help_.returncode == 0, help_.stderr
     assert help_.stdout.startswith("== mintdim ==")
-    assert "units: fixed, large, medium, small, spec" in help_.stdout
+    assert "units: auto, fixed, large, medium, small, spec" in help_.stdout
     assert "source: alpaca, demo, jsonl, mapped, prompt_response, qa" in help_.stdout
     assert "--hydra-help" in help_.stdout
+    assert "Tạo các shard token" in help_.stdout and "MINTDIM_LANG=vi" in help_.stdout
 
     info = run_cli("--info", "searchpath", cwd=tmp_path)
     assert info.returncode == 0, info.stderr

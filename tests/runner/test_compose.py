@@ -10,9 +10,15 @@ from hydra.errors import ConfigCompositionException, MissingConfigException
 from omegaconf import OmegaConf
 from omegaconf.errors import ValidationError
 
-from mintdim import ConfigValueError, DemoFileError, UnknownConfigKeyError, pipeline
+from mintdim import (
+    ConfigValueError,
+    DemoFileError,
+    UnitValidationError,
+    UnknownConfigKeyError,
+    pipeline,
+)
 from mintdim.runner import config_dir, demo_path
-from mintdim.runner.app import check_known_keys, hint_lines
+from mintdim.runner.app import check_known_keys, hint_lines, run_job
 from mintdim.runner.demo import DEMO_DIR, demo_files
 from mintdim.runner.schema import field_help, node_schema, valid_keys
 from mintdim.runner.translate import fluent_arguments, job_from_config
@@ -172,11 +178,37 @@ def test_missing_values_reach_the_core_as_none(compose_cfg) -> None:
 def test_run_options_come_from_top_level_keys(compose_cfg) -> None:
     from mintdim.runner.translate import run_options
 
-    assert run_options(compose_cfg()) == {"workers": None, "progress": None}
-    assert run_options(compose_cfg("workers=3", "progress=false")) == {
+    assert run_options(compose_cfg()) == {"workers": None, "progress": None, "on_overflow": "abort"}
+    assert run_options(compose_cfg("workers=3", "progress=false", "on_overflow=extend")) == {
         "workers": 3,
         "progress": False,
+        "on_overflow": "extend",
     }
+
+
+def test_tokenizer_options_reach_every_tokenizer_dict(compose_cfg) -> None:
+    from mintdim.runner.translate import fluent_arguments
+
+    base = ("tokenizer=hf_json", "tokenizer.path=[a.json,b.json]", "output=dir", "output.dir=[o]")
+    plain = fluent_arguments(compose_cfg(*base))
+    assert plain["tokenizer"]["config"] == [{"path": "a.json"}, {"path": "b.json"}]
+    cfg = compose_cfg(
+        *base,
+        "tokenizer.encode=segments",
+        "tokenizer.append_eos=true",
+        "tokenizer.pad_fallback=eos",
+        "tokenizer.unk_fallback=none",
+    )
+    options = {
+        "encode": "segments",
+        "append_eos": True,
+        "pad_fallback": "eos",
+        "unk_fallback": "none",
+    }
+    assert fluent_arguments(cfg)["tokenizer"]["config"] == [
+        {"path": "a.json", **options},
+        {"path": "b.json", **options},
+    ]
 
 
 # --- schema errors: before any work --------------------------------------------------------------
@@ -192,17 +224,15 @@ def test_unknown_group_option_lists_the_valid_ones(compose_cfg) -> None:
 def test_unknown_key_fails_and_the_hint_lists_valid_keys(compose_cfg) -> None:
     with pytest.raises(ConfigCompositionException, match="Could not override 'units.foo'") as info:
         compose_cfg("units.foo=1")
-    assert hint_lines(info.value, "en") == ["MintDim: Valid keys in units: sizes, build_batch"]
-    assert hint_lines(info.value, "vi") == [
-        "MintDim: Các key hợp lệ trong units: sizes, build_batch"
-    ]
+    keys = "sizes, build_batch, count, align, max_size, cost, unit_cost"
+    assert hint_lines(info.value, "en") == [f"MintDim: Valid keys in units: {keys}"]
+    assert hint_lines(info.value, "vi") == [f"MintDim: Các key hợp lệ trong units: {keys}"]
 
 
 @pytest.mark.parametrize(
     ("override", "key", "cause"),
     [
         ("units.build_batch=abc", "units.build_batch", "is not a ListConfig"),
-        ("units.sizes=[[64,x]]", "units.sizes", "incompatible with type hint 'int'"),
         ("workers=many", "workers", "could not be converted to Integer"),
         ("progress=maybe", "progress", "is not a valid bool"),
         ("lang=fr", "lang", "expected one of \\[en, vi\\]"),
@@ -227,8 +257,17 @@ def test_force_added_key_is_rejected_by_the_runner(compose_cfg) -> None:
     with pytest.raises(UnknownConfigKeyError) as info:
         check_known_keys(cfg)
     assert info.value.unknown == {
-        "units.foo": ["sizes", "build_batch"],
-        "extra": ["source", "tokenizer", "units", "output", "workers", "progress", "lang"],
+        "units.foo": ["sizes", "build_batch", "count", "align", "max_size", "cost", "unit_cost"],
+        "extra": [
+            "source",
+            "tokenizer",
+            "units",
+            "output",
+            "workers",
+            "progress",
+            "on_overflow",
+            "lang",
+        ],
     }
     text = info.value.message("en")
     assert text.startswith("UnknownConfigKeyError:\nThe config has keys MintDim does not know.")
@@ -287,7 +326,7 @@ def test_a_typo_in_your_own_yaml_fails_and_the_hint_lists_valid_keys(compose_cfg
     ) as info:
         compose_cfg(f"hydra.searchpath=[file://{tmp_path}]", "source=mine")
     assert hint_lines(info.value, "en") == [
-        "MintDim: Valid keys in source: files, fields, templates"
+        "MintDim: Valid keys in source: files, fields, templates, max_line_bytes"
     ]
 
 
@@ -296,3 +335,34 @@ def test_your_own_option_is_typed_by_the_same_schema(compose_cfg, tmp_path) -> N
     (tmp_path / "units" / "mine.yaml").write_text("# mine\nsizes: [[8, 16]]\nbuild_batch: [2]\n")
     cfg = compose_cfg(f"hydra.searchpath=[file://{tmp_path}]", "units=mine", "output=dir")
     assert job_from_config(cfg).config.sizes == [[8, 16]]
+
+
+def test_a_size_that_is_not_an_int_is_named_by_the_core(compose_cfg, tmp_path) -> None:
+    # units.sizes also takes "auto", so the schema types it loosely and the core checks it.
+    cfg = compose_cfg("units.sizes=[[64,x]]", "output=dir", f"output.dir=[{tmp_path}/o]")
+    with pytest.raises(UnitValidationError) as info:
+        run_job(cfg)
+    assert (info.value.key, info.value.value, info.value.rule) == (
+        "units.sizes[0][1]",
+        "x",
+        "positive_int",
+    )
+
+
+def test_tokenizer_engine_reaches_every_tokenizer_dict(compose_cfg) -> None:
+    out = ("output=dir", "output.dir=[./o]")
+    cfg = compose_cfg(
+        "tokenizer=hf_json", "tokenizer.path=[./a.json,./b.json]", "tokenizer.engine=fast", *out
+    )
+    config = job_from_config(cfg).config
+    assert config.tokenizer == [
+        {"path": "./a.json", "engine": "fast"},
+        {"path": "./b.json", "engine": "fast"},
+    ]
+    default = job_from_config(compose_cfg("tokenizer=hf_json", "tokenizer.path=[./a.json]", *out))
+    assert default.config.tokenizer == [{"path": "./a.json"}]
+
+
+def test_an_unknown_tokenizer_engine_fails_while_composing(compose_cfg) -> None:
+    with pytest.raises(Exception, match="turbo"):
+        compose_cfg("tokenizer=hf_json", "tokenizer.path=[./a.json]", "tokenizer.engine=turbo")

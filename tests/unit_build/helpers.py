@@ -13,9 +13,10 @@ import hashlib
 import json
 import multiprocessing
 import os
+import random
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +37,7 @@ __all__ = [
     "block",
     "expected_from_rows",
     "file_sha256",
+    "flipped_bytes",
     "job",
     "os_children",
     "read_json",
@@ -59,6 +61,7 @@ OUTPUT_FILES = (
     "sample_index.jsonl",
     "duplicate_index.jsonl",
     "unk_index.jsonl",
+    "overflow_index.jsonl",
 )
 """The audit files every finished output directory holds."""
 
@@ -285,6 +288,19 @@ def tree_bytes_but_inputs(directory: str | os.PathLike[str]) -> dict[str, bytes]
     return tree
 
 
+def flipped_bytes(directory: Path, rng: random.Random, per_file: int) -> Iterator[tuple[str, int]]:
+    """Change ``per_file`` random bytes of every file under ``directory``, one at a time: yield
+    (relative path, offset) while the byte is changed; each file is restored after its turn."""
+    for path in sorted(p for p in directory.rglob("*") if p.is_file()):
+        original = path.read_bytes()
+        for offset in rng.sample(range(len(original)), min(per_file, len(original))):
+            changed = bytearray(original)
+            changed[offset] ^= rng.randrange(1, 256)
+            path.write_bytes(bytes(changed))
+            yield path.relative_to(directory).as_posix(), offset
+        path.write_bytes(original)
+
+
 def assert_not_written(*paths: str | os.PathLike[str]) -> None:
     """Nothing exists at any of ``paths``."""
     for path in paths:
@@ -365,14 +381,18 @@ def block(err: MintDimError, lang: str, expected: str) -> None:
 
 
 class Expected:
-    """One sample as the test expects it: where it came from and its rendered text."""
+    """One sample as the test expects it: where it came from, its rendered text and the
+    fields whose value is empty (in declared order; None: the test does not pin them)."""
 
-    __slots__ = ("line", "source_file", "text")
+    __slots__ = ("empty_fields", "line", "source_file", "text")
 
-    def __init__(self, source_file: str, line: int, text: str) -> None:
+    def __init__(
+        self, source_file: str, line: int, text: str, empty_fields: Sequence[str] | None = None
+    ) -> None:
         self.source_file = source_file
         self.line = line
         self.text = text
+        self.empty_fields = None if empty_fields is None else list(empty_fields)
 
     def __repr__(self) -> str:
         return f"Expected({self.source_file!r}, {self.line}, {self.text!r})"
@@ -381,9 +401,10 @@ class Expected:
 def expected_from_rows(
     source_file: str, rows: Sequence[dict | None], template: Callable[[dict], str]
 ) -> list[Expected]:
-    """Samples of a file written from ``rows`` (None = a blank line), lines 1-based."""
+    """Samples of a file written from ``rows`` (None = a blank line), lines 1-based; every key
+    of a row is a declared field."""
     return [
-        Expected(source_file, number, template(row))
+        Expected(source_file, number, template(row), [k for k, v in row.items() if v == ""])
         for number, row in enumerate(rows, start=1)
         if row is not None
     ]
@@ -421,6 +442,7 @@ def verify_build(
             "unit_size": unit,
             "source_file": want.source_file,
             "source_line": want.line,
+            "empty_fields": row["empty_fields"] if want.empty_fields is None else want.empty_fields,
             "shard_path": f"unit_{unit}/shard_{position // samples_per_shard:06d}.bin",
             "shard_row": position % samples_per_shard,
         }, f"sample {sample_id} ({want!r})"

@@ -28,6 +28,7 @@ from mintdim.shared import errors
 from tests.unit_build.helpers import (
     Expected,
     assert_not_written,
+    expected_from_rows,
     file_sha256,
     job,
     read_json,
@@ -64,7 +65,7 @@ def _alpaca(row: dict) -> str:
 
 
 def _expected(path: str, rows: list[dict], render) -> list[Expected]:
-    return [Expected(path, i, render(row)) for i, row in enumerate(rows, start=1)]
+    return expected_from_rows(path, rows, render)
 
 
 def test_quick_start_example_runs_as_written(tmp_path, monkeypatch, sp_model):
@@ -123,6 +124,15 @@ def test_quick_start_example_runs_as_written(tmp_path, monkeypatch, sp_model):
         "files": ["./data/alpaca.jsonl"],
         "fields": [["instruction", "input", "output"]],
         "templates": ["{instruction}\n\n{input}\n\n{output}"],
+        "sequence_templates": [
+            [
+                {"kind": "field", "name": "instruction"},
+                {"kind": "literal", "text": "\n\n"},
+                {"kind": "field", "name": "input"},
+                {"kind": "literal", "text": "\n\n"},
+                {"kind": "field", "name": "output"},
+            ]
+        ],
         "inputs": [
             {
                 "path": "./data/alpaca.jsonl",

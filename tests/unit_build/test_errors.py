@@ -240,7 +240,7 @@ def test_error_raised_in_a_worker_process_arrives_intact():
         pytest.raises(UnitOverflowError) as info,
     ):
         pool.submit(_raise_overflow).result()
-    assert info.value.facts() == UnitOverflowError.examples[0]
+    assert info.value.facts() == UnitOverflowError(**UnitOverflowError.examples[0]).facts()
 
 
 def _raise_overflow() -> None:
@@ -527,7 +527,10 @@ def test_source_parse_detail_goes_under_reason():
     ("got", "tail"),
     [
         (["pad_id"], "unk_id and pad_id are loaded from the tokenizer library."),
-        (["vocab"], "The only allowed key is path."),
+        (
+            ["vocab"],
+            "The allowed keys are path, engine, encode, append_eos, pad_fallback and unk_fallback.",
+        ),
     ],
 )
 def test_tokenizer_unknown_keys_explain_special_tokens_only_when_declared(got, tail):
@@ -535,6 +538,26 @@ def test_tokenizer_unknown_keys_explain_special_tokens_only_when_declared(got, t
     problem = blocks(err.message("en"))["Problem"]
     assert problem == [f"tokenizer config has unknown keys: {got!r}. {tail}"]
     assert blocks(err.message("en"))["Tokenizer index"] == ["1"]
+
+
+@pytest.mark.parametrize(
+    ("key", "got"),
+    [("encode", "tokens"), ("append_eos", "yes"), ("pad_fallback", ""), ("pad_fallback", "none")],
+)
+def test_bad_tokenizer_options_are_refused_before_any_work(tmp_path, key, got):
+    from tests.unit_build.helpers import job, write_jsonl
+
+    write_jsonl(tmp_path / "a.jsonl", [{"text": "x"}])
+    model = tmp_path / "t.model"
+    model.write_bytes(b"")  # never loaded: the option is checked first
+    with pytest.raises(TokenizerValidationError) as info:
+        declared = job(
+            [str(tmp_path / "a.jsonl")], {"path": str(model), key: got}, out=str(tmp_path / "o")
+        )
+        declared.run(workers=1)
+    assert (info.value.problem, info.value.option, info.value.got) == ("bad_option", key, got)
+    assert key in info.value.message("vi")
+    assert not (tmp_path / "o").exists()
 
 
 @pytest.mark.parametrize(

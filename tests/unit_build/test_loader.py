@@ -7,12 +7,17 @@ Expected tokens come from the tokenizer libraries and sample places from sample_
 
 from __future__ import annotations
 
+import ast
+import dataclasses
+import inspect
 import json
 import multiprocessing
 import pickle
+import re
 import subprocess
 import sys
 from collections import Counter
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +25,12 @@ import pytest
 
 import mintdim
 from mintdim import LoaderOptionError, LoaderStateError, open_build
-from mintdim.pipelines.unit_build.output.loader import LoaderOptions, epoch_plan
+from mintdim.pipelines.unit_build.output.loader import (
+    LoaderOptions,
+    UnitBatch,
+    UnitLoader,
+    epoch_plan,
+)
 from tests.conftest import corpora_file, training_text
 from tests.unit_build.helpers import job, read_jsonl, reference_encoder, write_jsonl
 
@@ -312,6 +322,10 @@ def test_a_state_from_other_options_is_refused_naming_the_difference(sp_build, h
     assert caught.value.key == "builds"
     with pytest.raises(LoaderStateError):
         open_build(out).loader(batch_size=8, seed=1, state={"position": 3})
+    batches = len(open_build(out).loader(batch_size=8, seed=1))
+    with pytest.raises(LoaderStateError) as caught:
+        open_build(out).loader(batch_size=8, seed=1, state={**state, "position": batches + 1})
+    assert caught.value.key == "position" and caught.value.current == batches
 
 
 # ---------------------------------------------------------------------------
@@ -452,3 +466,34 @@ def test_bert_build_batches_match_the_reference_tokenizer(tmp_path):
             batch.sample_ids.tolist(), batch.lengths.tolist(), batch.input_ids, strict=True
         ):
             assert tokens[:length].tolist() == encode(texts[sample_id])
+
+
+def test_the_documented_training_loops_use_only_the_real_api():
+    """The PyTorch and JAX loops of README.md and docs/training.md cannot run here (no torch, no
+    JAX): they must at least parse, and every option, batch field and loader member they use
+    must exist."""
+    fields = {f.name for f in dataclasses.fields(UnitBatch)}
+    fields |= {
+        name for name, value in vars(UnitBatch).items() if isinstance(value, cached_property)
+    }
+    members = set(dir(UnitLoader)) | set(
+        vars(open_build(REPO / "outputs_examples/demo_sweep/small/build").loader(batch_size=1))
+    )
+    options = set(inspect.signature(mintdim.loader).parameters)
+    checked = Counter()
+    for page in (REPO / "README.md", REPO / "docs" / "training.md"):
+        text = page.read_text(encoding="utf-8")
+        for block in re.findall(r"^```py(?:thon)?\n(.*?)^```", text, flags=re.S | re.M):
+            for node in ast.walk(ast.parse(block)):
+                if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                    if node.value.id == "batch":
+                        assert node.attr in fields, f"{page.name}: batch.{node.attr}"
+                        checked["batch"] += 1
+                    if node.value.id == "loader":
+                        assert node.attr in members, f"{page.name}: loader.{node.attr}"
+                        checked["loader"] += 1
+                if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "loader":
+                    for keyword in node.keywords:
+                        assert keyword.arg in options, f"{page.name}: loader({keyword.arg}=...)"
+                        checked["option"] += 1
+    assert min(checked.values()) > 3 and len(checked) == 3

@@ -95,6 +95,15 @@ def test_manifest_fields_and_shard_checksums(cwd, sp_model):
         "files": ["./data/a.jsonl", "./data/b.jsonl"],
         "fields": [["text"], ["q", "a"]],
         "templates": ["{text}", "# {q}:\n{a}"],
+        "sequence_templates": [
+            [{"kind": "field", "name": "text"}],
+            [
+                {"kind": "literal", "text": "# "},
+                {"kind": "field", "name": "q"},
+                {"kind": "literal", "text": ":\n"},
+                {"kind": "field", "name": "a"},
+            ],
+        ],
         "inputs": [
             {
                 "path": f"./data/{name}",

@@ -34,6 +34,7 @@ KEYS = [
     "unit_size",
     "source_file",
     "source_line",
+    "empty_fields",
     "shard_path",
     "shard_row",
 ]
@@ -75,6 +76,7 @@ def test_every_field_of_every_line(cwd, sp_model):
             "unit_size": unit,
             "source_file": source,
             "source_line": line,
+            "empty_fields": [] if text else ["text"],
             "shard_path": f"unit_{unit}/shard_{seen[unit]:06d}.bin",
             "shard_row": 0,
         }

@@ -94,8 +94,18 @@ def test_overflow_names_the_sample_its_count_and_the_largest_unit(cwd, hf_json, 
     assert en["Sample"] == ["./data/a.jsonl:5"] == vi["Mẫu"]
     assert en["token_count"] == ["17"] == vi["token_count"]
     assert en["max_unit_size"] == ["16"] == vi["max_unit_size"]
-    assert en["<text>"] == ["Increase unit sizes and run again."]
-    assert vi["<text>"] == ["Hãy tăng unit sizes rồi chạy lại."]
+    # both samples over 16 are reported at once: the count, the longest, the first ones
+    assert (err.count, err.largest_at, err.largest_count) == (2, "./data/a.jsonl:7", 40)
+    assert en["Overflowing samples"] == ["2 (every sample longer than 16 tokens)"]
+    assert vi["Số mẫu bị tràn"] == ["2 (mọi mẫu dài hơn 16 token)"]
+    assert en["Largest"] == ["./data/a.jsonl:7 (40 tokens)"]
+    assert vi["Mẫu dài nhất"] == ["./data/a.jsonl:7 (40 token)"]
+    assert en["First overflowing samples"] == [
+        "- ./data/a.jsonl:5 (17 tokens)",
+        "- ./data/a.jsonl:7 (40 tokens)",
+    ]
+    assert en["<text>"][0] == "Increase unit sizes and run again."
+    assert vi["<text>"][0] == "Hãy tăng unit sizes rồi chạy lại."
     assert not Path("out/manifest.json").exists()
     for size in SIZES:
         assert Path(f"out/unit_{size}/UNIT_BUILD_FAILED.md").is_file()

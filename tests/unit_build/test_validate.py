@@ -631,8 +631,10 @@ def test_declared_pad_id_matches_the_catalogue(cwd, sp_model):
             {"path": "PATH", "vocab": "x"},
             "unknown_keys",
             ["vocab"],
-            "tokenizer config has unknown keys: ['vocab']. The only allowed key is path.",
-            "config tokenizer có key không hợp lệ: ['vocab']. Key duy nhất được phép là path.",
+            "tokenizer config has unknown keys: ['vocab']. The allowed keys are path, engine, "
+            "encode, append_eos, pad_fallback and unk_fallback.",
+            "config tokenizer có key không hợp lệ: ['vocab']. Các key được phép: path, engine, "
+            "encode, append_eos, pad_fallback và unk_fallback.",
         ),
     ],
 )
@@ -875,7 +877,11 @@ def test_vocabulary_beyond_uint32_from_a_real_tokenizer_file(cwd):
 )
 def test_check_vocab_boundaries(vocab_size, dtype):
     encoder = SimpleNamespace(
-        vocab_size=vocab_size, pad_id=0, unk_id=1, spec=SimpleNamespace(path="./t.json")
+        vocab_size=vocab_size,
+        pad_id=0,
+        unk_id=1,
+        eos_id=None,
+        spec=SimpleNamespace(path="./t.json"),
     )
     if dtype is None:
         with pytest.raises(errors.TokenDTypeValidationError) as info:
@@ -1261,7 +1267,7 @@ def test_unit_overflow_error_matches_the_catalogue(cwd, hf_json):
         320,
     )
     # The spec's own example: its text is pinned in test_errors.py.
-    assert err.facts() == errors.UnitOverflowError.examples[0]
+    assert err.facts() == errors.UnitOverflowError(**errors.UnitOverflowError.examples[0]).facts()
 
 
 # ---------------------------------------------------------------------------

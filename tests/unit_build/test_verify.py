@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from mintdim.cli import main
-from tests.unit_build.helpers import job, read_json, write_jsonl
+from tests.unit_build.helpers import flipped_bytes, job, read_json, write_jsonl
 
 _WORDS = ["the", "model", "data", "token", "unit", "shard", "pad", "build", "sample", "xin", "chao"]
 
@@ -109,17 +109,10 @@ def test_every_flipped_byte_in_every_file_is_found(cwd, hf_json):
         "EMPTY_UNIT.md",
         "index.npy",
     }
-    for path in files:
-        original = path.read_bytes()
-        for offset in rng.sample(range(len(original)), min(6, len(original))):
-            changed = bytearray(original)
-            changed[offset] ^= rng.randrange(1, 256)
-            path.write_bytes(bytes(changed))
-            report = _report(out)
-            relative = path.relative_to(out).as_posix()
-            assert not report["ok"], f"{relative} byte {offset} changed unnoticed"
-            assert relative in {f["path"] for f in report["failures"]}, (relative, report)
-        path.write_bytes(original)
+    for relative, offset in flipped_bytes(out, rng, per_file=6):
+        report = _report(out)
+        assert not report["ok"], f"{relative} byte {offset} changed unnoticed"
+        assert relative in {f["path"] for f in report["failures"]}, (relative, report)
     assert _report(out)["ok"]
 
 
@@ -255,3 +248,20 @@ def test_deep_finds_inputs_and_tokenizers_that_changed(cwd, sp_model):
     assert _codes(report) == {(str(local), "sha256")}
     local.unlink()
     assert _codes(_report(out, "--deep")) == {(str(local), "deep_input_missing")}
+
+
+def test_an_id_outside_the_vocabulary_is_found(cwd, sp_model):
+    out = _build(cwd, sp_model)
+    vocab = read_json(out / "manifest.json")["tokenizer"]["vocab_size"]
+    row = json.loads((out / "sample_index.jsonl").read_text().splitlines()[2])
+    shard = out / row["shard_path"]
+    data = bytearray(shard.read_bytes())
+    slot = row["shard_row"] * row["unit_size"]
+    data[slot * 2 : slot * 2 + 2] = np.uint16(vocab).tobytes()
+    shard.write_bytes(bytes(data))
+    _reseal(out)
+    report = _report(out)
+    found = {(f["code"], f["facts"]["sample_id"], f["facts"]["value"]) for f in report["failures"]}
+    assert ("vocabulary", 2, vocab) in found
+    code, output = _verify(str(out))
+    assert f"outside the vocabulary of {vocab}" in output

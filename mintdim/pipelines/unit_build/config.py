@@ -22,12 +22,17 @@ class UnitBuildConfig:
     """``source.jsonl(fields=...)``: list of lists of keys, one shared or one per file."""
     templates: object = None
     """``source.jsonl(templates=...)``: list of template strings, one shared or one per file."""
+    max_line_bytes: object = None
+    """``source.jsonl(max_line_bytes=...)``: the longest line read; None means the default."""
     tokenizer_kind: TokenizerKind | None = None
     """Which ``.tokenizer`` method was called."""
     tokenizer: object = None
     """Its argument: one ``{"path": ...}`` dict (shared) or a list of them."""
     sizes: object = None
-    """``units(sizes=...)``: list of ascending size lists, one shared or one per file."""
+    """``units(sizes=...)``: list of ascending size lists (one shared or one per file), or "auto"."""
+    unit_plan: object = None
+    """``units(count=, align=, max_size=, cost=, unit_cost=)``: the planner's options given for
+    ``sizes="auto"``, as a dict of the ones given (None when none was)."""
     build_batch: object = None
     """``units(build_batch=...)``: list of positive ints, one shared or one per file."""
     output_dir: object = None

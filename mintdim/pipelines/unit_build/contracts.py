@@ -9,18 +9,25 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mintdim.shared.types import TokenizerKind
+from mintdim.shared.types import EncodeMode, Engine, OverflowPolicy, TokenizerKind
+
+if TYPE_CHECKING:
+    from mintdim.pipelines.unit_build.units.optimal import UnitPlan
 
 __all__ = [
+    "AutoUnits",
     "BuildPlan",
     "BuildResult",
     "FilePlan",
+    "LongSample",
     "OutputPlan",
     "OutputResult",
     "RunOptions",
+    "ScanResult",
     "Template",
     "TokenizerInfo",
     "TokenizerSpec",
@@ -51,6 +58,17 @@ class Template:
     placeholders: tuple[str, ...]
     """Placeholder names in order of appearance (a name may repeat)."""
 
+    def segments(self) -> tuple[tuple[str, str], ...]:
+        """The rendered text's pieces in order as ``(kind, value)``: ``("literal", text)`` or
+        ``("field", name)``; empty literals are left out, because they can never hold a token."""
+        pieces: list[tuple[str, str]] = []
+        for literal, name in zip(self.literals, (*self.placeholders, None), strict=True):
+            if literal:
+                pieces.append(("literal", literal))
+            if name is not None:
+                pieces.append(("field", name))
+        return tuple(pieces)
+
     def render(self, sample: Mapping[str, object]) -> str:
         """Substitute the sample's values; pure substitution, nothing injected.
 
@@ -63,6 +81,20 @@ class Template:
         """``render`` as a plain function, for loops that call it once per sample."""
         return _renderer(self)
 
+    def value_functions(
+        self, fields: tuple[str, ...]
+    ) -> tuple[Callable[[Mapping[str, object]], tuple], Callable[[tuple], str]]:
+        """``(get, join)``: ``get(sample)`` is the tuple of the sample's ``fields`` values and
+        ``join(values)`` the rendered text, so ``join(get(s)) == render(s)``. Same failures as
+        ``render``: KeyError for a missing field, TypeError (from join) for a non-``str``."""
+        return _value_functions(self, fields)
+
+
+_CHAINED_PLACEHOLDERS = 64
+"""Up to this many placeholders the renderer is one ``+`` chain, above it one ``join``: the
+compiler nests a ``+`` chain one level per term, and about 1,500 placeholders would exceed the
+recursion limit, while a ``join`` over a tuple display has no depth at all."""
+
 
 @functools.cache
 def _renderer(template: Template) -> Callable[[Mapping[str, object]], str]:
@@ -72,12 +104,29 @@ def _renderer(template: Template) -> Callable[[Mapping[str, object]], str]:
     terms = [repr(template.literals[0])]
     for name, literal in zip(template.placeholders, template.literals[1:], strict=True):
         terms += [f"s[{name!r}]", repr(literal)]
-    return eval("lambda s: " + " + ".join(terms))
+    if len(template.placeholders) <= _CHAINED_PLACEHOLDERS:
+        return eval("lambda s: " + " + ".join(terms))
+    # str.join raises TypeError for a value that is not a str, exactly like + does.
+    return eval("lambda s: ''.join((" + ", ".join(terms) + ",))")
+
+
+@functools.cache
+def _value_functions(
+    template: Template, fields: tuple[str, ...]
+) -> tuple[Callable[[Mapping[str, object]], tuple], Callable[[tuple], str]]:
+    # Generated like _renderer, from repr() of the template's own strings only.
+    get = eval("lambda s: (" + "".join(f"s[{name!r}], " for name in fields) + ")")
+    terms = [repr(template.literals[0])]
+    for name, literal in zip(template.placeholders, template.literals[1:], strict=True):
+        terms += [f"v[{fields.index(name)}]", repr(literal)]
+    if len(template.placeholders) <= _CHAINED_PLACEHOLDERS:
+        return get, eval("lambda v: " + " + ".join(terms))
+    return get, eval("lambda v: ''.join((" + ", ".join(terms) + ",))")
 
 
 @dataclass(frozen=True, slots=True)
 class TokenizerSpec:
-    """Which tokenizer file to load and with which library."""
+    """Which tokenizer file to load, with which library, and the opt-in SFT settings."""
 
     kind: TokenizerKind
     """``sentencepiece`` or ``hf_json``."""
@@ -85,6 +134,25 @@ class TokenizerSpec:
     """The path exactly as declared (written into the manifest)."""
     abs_path: str
     """The absolute path resolved from the current directory at validation time."""
+    engine: Engine = "reference"
+    """The engine that encodes: as declared, or ``reference`` when the fast one cannot run here
+    (validation decides, and says why once)."""
+    encode: EncodeMode | None = None
+    """None: whole-text encoding, no segment spans stored (the spec's default and fastest path).
+    ``"whole"``: the same tokens, plus each token's segment from the library's offsets.
+    ``"segments"``: each template segment encoded on its own, ids concatenated."""
+    append_eos: bool = False
+    """Append the library's EOS id to every sample (its own last segment, ``eos``)."""
+    pad_fallback: str | None = None
+    """Used only when the library has no PAD: ``"eos"``, ``"unk"`` or a token string."""
+    unk_fallback: str | None = None
+    """Used only when the library has no UNK: ``"eos"``, a token string, or ``"none"``
+    (the UNK tier is off)."""
+
+    @property
+    def spans(self) -> bool:
+        """Whether the build stores each sample's segment spans."""
+        return self.encode is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,18 +161,32 @@ class TokenizerInfo:
 
     vocab_size: int
     """Number of ids including added tokens (for tokenizer.json: the largest id + 1 if larger)."""
-    unk_id: int
-    """The id the library uses for unknown pieces."""
+    unk_id: int | None
+    """The id the library uses for unknown pieces; None when ``unk_fallback="none"``."""
     pad_id: int
     """The id written into padding slots."""
     unk_source: str
     """Where ``unk_id`` came from, e.g. ``sp.unk_id()`` or ``model.unk_id``."""
     pad_source: str
     """Where ``pad_id`` came from, e.g. ``sp.pad_id()`` or ``padding.pad_id``."""
+    eos_id: int | None
+    """The EOS id appended to every sample, or None without ``append_eos``."""
+    eos_source: str | None
+    """Where ``eos_id`` came from, e.g. ``sp.eos_id()``."""
     token_dtype: str
     """``uint16`` or ``uint32``, chosen from ``vocab_size`` by ``token_dtype_for``."""
     file_sha256: str
     """SHA-256 of the tokenizer file, taken when it was loaded (recorded in the manifest)."""
+    engine: Engine = "reference"
+    """The engine that encodes (``TokenizerSpec.engine``)."""
+    engine_version: str = ""
+    """The encoding library and its version, e.g. ``tokenizers 0.23.3`` or ``gigatoken 0.10.0``."""
+    engine_fallback: str | None = None
+    """Why ``engine="fast"`` was declared but the reference engine runs (a reason code), or None."""
+    reference_version: str = ""
+    """The reference library and its version (the parity guard's judge with the fast engine)."""
+    parity_texts: int = 0
+    """Texts the parity guard compared at validation (the parity corpus and first batches)."""
 
     @property
     def dtype(self) -> np.dtype:
@@ -129,11 +211,13 @@ class FilePlan:
     tokenizer: TokenizerSpec
     """The tokenizer this file is encoded with."""
     sizes: tuple[int, ...]
-    """Unit sizes, strictly ascending."""
+    """Unit sizes, strictly ascending (empty in a scan's plan)."""
     build_batch: int
     """Raw lines per tokenizer batch; changes speed, never output."""
-    output_index: int
-    """Index into ``BuildPlan.outputs`` of the directory this file writes to."""
+    max_line_bytes: int
+    """The longest line read: a longer one is ``LineTooLongError``."""
+    output_index: int | None
+    """Index into ``BuildPlan.outputs`` of the directory this file writes to (None in a scan)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +238,29 @@ class OutputPlan:
     """Records per shard file before a new shard starts."""
     file_indexes: tuple[int, ...]
     """Indexes of the files writing here, in input order."""
+    span_width: int = 0
+    """Segments per span record (the most any file here has); 0 when no spans are stored."""
+    align: int = 1
+    """Every unit size is a multiple of this; ``on_overflow="extend"`` rounds up to it."""
+    planned: dict | None = None
+    """For ``sizes="auto"``: how the sizes were chosen and the padding predicted (the manifest's
+    ``units.planned``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AutoUnits:
+    """``units(sizes="auto", ...)``: how to plan the sizes once a scan has counted the samples."""
+
+    count: int | None
+    """At most this many sizes (None: ``unit_cost`` chooses)."""
+    align: int
+    """Every size a multiple of this."""
+    max_size: int | None
+    """No size above this; longer samples overflow."""
+    cost: str
+    """``tokens`` or ``attention`` (see ``units/optimal.py``)."""
+    unit_cost: float | None
+    """The price of one more unit, in cost units, when ``count`` is None."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,7 +270,11 @@ class BuildPlan:
     files: tuple[FilePlan, ...]
     """Input files in declaration order."""
     outputs: tuple[OutputPlan, ...]
-    """Distinct output directories in order of first declaration."""
+    """Distinct output directories in order of first declaration (none in a scan's plan)."""
+    auto: AutoUnits | None = None
+    """Set for ``sizes="auto"``: every ``sizes`` here is empty until the scan planned them."""
+    on_overflow: OverflowPolicy = "abort"
+    """What a sample longer than the largest unit does: abort, skip, truncate or extend."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,6 +302,8 @@ class OutputResult:
     """The directory exactly as declared."""
     stats: dict
     """The content of its stats.json."""
+    plan: UnitPlan | None = None
+    """For ``sizes="auto"``: the exact plan its sizes came from (with the length histogram)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,3 +311,41 @@ class BuildResult:
     """What ``run()`` returns: one entry per output directory, in declaration order."""
 
     outputs: tuple[OutputResult, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LongSample:
+    """A sample longer than some size, where it is."""
+
+    file: str
+    """The input file exactly as declared."""
+    line: int
+    """1-based line in that file."""
+    token_count: int
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ScanResult:
+    """What ``scan()`` returns: every sample's exact token count, with where it came from."""
+
+    files: tuple[str, ...]
+    """Input files as declared, in order."""
+    by_file: tuple[np.ndarray, ...]
+    """Per input file, each sample's exact token count (int64) in line order."""
+    lines_by_file: tuple[np.ndarray, ...]
+    """Per input file, each sample's 1-based line (int64); blank lines hold no sample."""
+    bytes_per_token: int
+    """Bytes of one shard slot a build with these tokenizers writes (the widest of them)."""
+
+    @property
+    def token_counts(self) -> np.ndarray:
+        """Every sample's count, in input order across files."""
+        return np.concatenate(self.by_file) if self.by_file else np.empty(0, np.int64)
+
+    def longer_than(self, size: int) -> tuple[LongSample, ...]:
+        """Every sample with more than ``size`` tokens, in input order."""
+        found = []
+        for file, counts, lines in zip(self.files, self.by_file, self.lines_by_file, strict=True):
+            for position in np.flatnonzero(counts > size).tolist():
+                found.append(LongSample(file, int(lines[position]), int(counts[position])))
+        return tuple(found)

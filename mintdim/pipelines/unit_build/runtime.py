@@ -1,24 +1,30 @@
 """The unit-build data flow, top to bottom.
 
+    units/auto (sizes="auto")       run_scan below, then units/optimal plans each output's sizes
     pieces.cut_pieces               cut each file into pieces at line ends, by bytes (main process:
                                       one pass that also fingerprints each file for the manifest)
-    executor: workers.encode_in_order (local, N processes) or ray_executor.encode_on_ray (Ray
-                                      actors); each runs pieces.PieceEncoder on every piece:
-      output/staging.Staging.reuse    an intact fragment of the same piece left by an interrupted
-                                      build (resume=True) is used as it is, else
-      source/jsonl.read_raw_batches   the piece's lines in batches -> batch.BatchEncoder:
-                                      parse_lines -> Template.render -> sha256 -> tokenizer
-                                      encode_batch -> units/planner (assign, pad)
-      Staging.write                   -> the piece's fragment in <dir>/staging/
-    assembly (here, in piece order)   each fragment's batches -> output/dir.OutputDirectory: units/
+    executor                        workers.encode_in_order (local: N processes) or
+                                      ray_executor.encode_on_ray (Ray actors), each running
+      pieces.PieceEncoder             on every piece, fragments back in piece order:
+        output/staging.reuse            an intact fragment of this piece (resume=True), else
+        source/jsonl.read_raw_batches   the piece's lines in batches -> batch.BatchEncoder:
+                                        parse_lines -> Template.render -> sha256 -> tokenizer
+                                        encode_batch -> units/planner (assign, pad)
+        output/staging.write            -> the piece's fragment in <dir>/staging/
+    _assemble (in piece order)      each fragment's batches -> output/dir.OutputDirectory: units/
                                       shard_writer shards, sample/unk indexes, digests, stats
     OutputDirectory.finish          duplicate_index, EMPTY_UNIT.md, stats, histogram, staging
                                       removed, manifest last
     progress.Progress               a stderr bar over input bytes (a terminal, or when asked)
 
-Whatever the executor, the number of workers or retried tasks, the same pieces reach the same
-assembly in the same order: the output is byte-identical. Validation (``validate.py``) has
-already run: nothing here re-checks configuration.
+Whatever the executor, worker count, piece size or retried task, the same samples reach the
+same assembly in the same order: the output is byte-identical. A scan (``run_scan``) reads raw
+batches with ``batch.BatchCounter``, which stops after the tokenizer and keeps each sample's
+count and line: no output directory, nothing written. A build that meets an overlong sample
+finishes counting the rest the same way (``_every_overflow``), so its one ``UnitOverflowError``
+names every such sample.
+
+Validation (``validate.py``) has already run: nothing here re-checks configuration.
 """
 
 from __future__ import annotations
@@ -27,24 +33,39 @@ import os
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import closing
+from dataclasses import replace
 
+import numpy as np
+
+from mintdim.pipelines.unit_build.batch import BatchCounter, EncodedBatch
 from mintdim.pipelines.unit_build.contracts import (
     BuildPlan,
     BuildResult,
     OutputResult,
     RunOptions,
+    ScanResult,
     TokenizerSpec,
+    token_dtype_for,
 )
 from mintdim.pipelines.unit_build.output.dir import OutputDirectory
 from mintdim.pipelines.unit_build.output.staging import Fragment, Piece, job_record
 from mintdim.pipelines.unit_build.pieces import PieceEncoder, cut_pieces, default_piece_bytes
 from mintdim.pipelines.unit_build.progress import Progress
-from mintdim.pipelines.unit_build.source.jsonl import InputFingerprint, check_unchanged
+from mintdim.pipelines.unit_build.source.jsonl import (
+    InputFingerprint,
+    RawBatch,
+    check_unchanged,
+    read_raw_batches,
+)
 from mintdim.pipelines.unit_build.tokenizer import Encoder
+from mintdim.pipelines.unit_build.units.auto import planned_build, unit_plans
+from mintdim.pipelines.unit_build.units.optimal import UnitPlan
+from mintdim.pipelines.unit_build.units.overflow import OverflowTally
 from mintdim.pipelines.unit_build.workers import encode_in_order
+from mintdim.shared.errors import MintDimError, UnitOverflowError
 from mintdim.shared.signals import StopSignal, stop_signals_ignored
 
-__all__ = ["run_build"]
+__all__ = ["run_build", "run_scan"]
 
 
 def run_build(
@@ -54,23 +75,34 @@ def run_build(
     progress: bool | None,
     stop: StopSignal,
 ) -> BuildResult:
-    """Build every output directory of a validated plan.
+    """Build every output directory of a validated plan (``units="auto"``: scan and plan first).
 
     A stop (Ctrl-C, or SIGTERM inside ``sigterm_as_interrupt``, which gave ``stop``) marks every
     output failed and leaves as ``BuildInterruptedError`` naming the signal.
     """
-    shown = sys.stderr.isatty() if progress is None else progress
-    bar = Progress(sum(os.path.getsize(file.abs_path) for file in plan.files), shown)
+    plans: list[UnitPlan | None] = [None] * len(plan.outputs)
+    if plan.auto is not None:
+        scan = run_scan(plan, encoders, _local_workers(options), progress, stop)
+        plans = unit_plans(plan, scan)
+        plan = planned_build(plan, scan, plans)
+    bar = _progress_bar(plan, progress)
     outputs = [
-        OutputDirectory(out, [plan.files[i] for i in out.file_indexes]) for out in plan.outputs
+        OutputDirectory(out, [plan.files[i] for i in out.file_indexes], plan.on_overflow)
+        for out in plan.outputs
     ]
     try:
-        return BuildResult(outputs=_build(plan, encoders, options, outputs, bar))
+        built = _build(plan, encoders, options, outputs, bar)
+        return BuildResult(
+            outputs=tuple(replace(o, plan=p) for o, p in zip(built, plans, strict=True))
+        )
     except BaseException as error:
         failure = stop.error() if isinstance(error, KeyboardInterrupt) else error
         with stop_signals_ignored():
             for output in outputs:
-                output.fail(failure)
+                output.fail(failure)  # a completed output stays complete and unmarked
+        completed = tuple(output.plan.path for output in outputs if output.complete)
+        if completed and isinstance(failure, MintDimError):
+            failure.completed_outputs = completed
         if failure is not error:
             raise failure from None  # where the signal landed is no news to the user
         raise
@@ -90,21 +122,26 @@ def _build(
         output.create(job_record(output.plan, output.files, size), options.resume)
     fingerprints: dict[int, InputFingerprint] = {}
     pieces = _all_pieces(plan, piece_bytes, fingerprints)
+    failed = None
     # closing(): on any error the workers stop now, not when the traceback is collected.
     with closing(_encode(PieceEncoder(plan, encoders), pieces, options)) as fragments:
         for fragment in fragments:
             output = outputs[plan.files[fragment.piece.file_index].output_index]
-            for batch in output.staging.read(fragment.piece):  # raises a sample's error in order
-                output.write(batch)
-                bar.advance(batch.input_bytes, batch.sample_count, int(batch.token_counts.sum()))
-                if batch.error is not None:
-                    raise batch.error
-    bar.complete()
-    # A file changed under the build may have given samples of two versions (or of neither):
-    # no manifest may vouch for that.
-    for file in plan.files:
-        check_unchanged(file, fingerprints[file.index])
-    return tuple(OutputResult(o.plan.path, o.finish(fingerprints)) for o in outputs)
+            failed = _assemble(output, fragment.piece, bar)
+            if failed is not None:
+                break
+    if failed is None:
+        bar.complete()
+        # A file changed under the build may have given samples of two versions (or of
+        # neither): no manifest may vouch for that.
+        for file in plan.files:
+            check_unchanged(file, fingerprints[file.index])
+        return tuple(OutputResult(o.plan.path, o.finish(fingerprints)) for o in outputs)
+    if isinstance(failed.error, UnitOverflowError):
+        # One error for every overlong sample, not one build per sample: count the rest.
+        workers = _local_workers(options)
+        raise _every_overflow(plan, encoders, workers, failed.file_index, failed.error, bar)
+    raise failed.error
 
 
 def _encode(
@@ -115,7 +152,27 @@ def _encode(
         from mintdim.pipelines.unit_build.ray_executor import encode_on_ray  # an optional extra
 
         return encode_on_ray(encoder, pieces, options.workers, options.ray_address)
-    return encode_in_order(encoder, pieces, options.workers or 1)
+    return encode_in_order(encoder, pieces, _local_workers(options))
+
+
+def _assemble(output: OutputDirectory, piece: Piece, bar: Progress) -> EncodedBatch | None:
+    """Copy one fragment's batches into its output directory; return the batch that failed.
+
+    A sample the tokenizer refused raises its error here, in input order, like a failed batch.
+    """
+    for batch in output.staging.read(piece):
+        output.write(batch)
+        bar.advance(batch.input_bytes, batch.sample_count, int(batch.token_counts.sum()))
+        if batch.error is not None:
+            return batch
+    return None
+
+
+def _local_workers(options: RunOptions) -> int:
+    """Processes on this machine: the run's workers, or every core when Ray does the build."""
+    if options.executor == "local" and options.workers:
+        return options.workers
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def _piece_bytes(plan: BuildPlan, options: RunOptions, outputs: list[OutputDirectory]) -> list[int]:
@@ -129,6 +186,92 @@ def _piece_bytes(plan: BuildPlan, options: RunOptions, outputs: list[OutputDirec
     ]
 
 
+def _every_overflow(
+    plan: BuildPlan,
+    encoders: dict[TokenizerSpec, Encoder],
+    workers: int,
+    file_index: int,
+    first: UnitOverflowError,
+    bar: Progress,
+) -> UnitOverflowError:
+    """The build's overflow error, completed by a scan of the input from its sample onwards.
+
+    Nothing is written any more (the build has failed); the scan stops early only at a line
+    that cannot be read, and the error then says where counting stopped.
+    """
+    found = OverflowTally()
+    stopped: MintDimError | None = None
+    rest = _batches_from(plan, file_index, first.line)
+    with closing(encode_in_order(BatchCounter(plan, encoders), rest, workers)) as counted:
+        for batch in counted:
+            file = plan.files[batch.file_index]
+            lines = np.asarray(batch.line_numbers, np.int64)
+            over = batch.token_counts > file.sizes[-1]
+            if batch.file_index == file_index:
+                over &= lines >= first.line
+            found.add(file.path, lines[over], batch.token_counts[over])
+            bar.advance(batch.input_bytes, batch.sample_count, int(batch.token_counts.sum()))
+            if batch.error is not None:
+                stopped = batch.error
+                break
+    return found.error(first.max_unit_size, stopped)
+
+
+def _batches_from(plan: BuildPlan, file_index: int, line: int) -> Iterator[RawBatch]:
+    """The raw batches holding line ``line`` of file ``file_index`` and everything after it."""
+    for file in plan.files[file_index:]:
+        for raw in read_raw_batches(file):
+            last_line = raw.first_line + raw.data.count(b"\n")
+            if file.index > file_index or last_line >= line:
+                yield raw
+
+
+def run_scan(
+    plan: BuildPlan,
+    encoders: dict[TokenizerSpec, Encoder],
+    workers: int,
+    progress: bool | None,
+    stop: StopSignal,
+) -> ScanResult:
+    """Every sample's exact token count and line, per file, from a validated plan.
+
+    A stop leaves as ``BuildInterruptedError`` naming the signal, as in a build.
+    """
+    counts: list[list[np.ndarray]] = [[] for _ in plan.files]
+    lines: list[list[np.ndarray]] = [[] for _ in plan.files]
+    bar = _progress_bar(plan, progress)
+    counter = BatchCounter(plan, encoders)
+    try:
+        batches = _all_batches(plan, {})
+        with closing(encode_in_order(counter, batches, workers)) as counted:
+            for batch in counted:
+                counts[batch.file_index].append(batch.token_counts)
+                lines[batch.file_index].append(np.asarray(batch.line_numbers, np.int64))
+                bar.advance(batch.input_bytes, batch.sample_count, int(batch.token_counts.sum()))
+                if batch.error is not None:
+                    raise batch.error
+        bar.complete()
+    except KeyboardInterrupt:
+        raise stop.error() from None
+    finally:
+        bar.close()
+    return ScanResult(
+        files=tuple(f.path for f in plan.files),
+        by_file=tuple(_joined(parts) for parts in counts),
+        lines_by_file=tuple(_joined(parts) for parts in lines),
+        bytes_per_token=max(_slot_bytes(encoders[f.tokenizer]) for f in plan.files),
+    )
+
+
+def _slot_bytes(encoder: Encoder) -> int:
+    # Validation of a scan does not refuse a vocabulary no dtype holds: count it as uint32.
+    return np.dtype(token_dtype_for(encoder.vocab_size) or "uint32").itemsize
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(parts).astype(np.int64, copy=False) if parts else np.empty(0, np.int64)
+
+
 def _all_pieces(
     plan: BuildPlan, piece_bytes: list[int], fingerprints: dict[int, InputFingerprint]
 ) -> Iterator[Piece]:
@@ -136,3 +279,15 @@ def _all_pieces(
     # One stream across files keeps every worker busy at file boundaries.
     for file in plan.files:
         fingerprints[file.index] = yield from cut_pieces(file, piece_bytes[file.output_index])
+
+
+def _all_batches(plan: BuildPlan, fingerprints: dict[int, InputFingerprint]) -> Iterator[RawBatch]:
+    """Every file's batches in order; each file's fingerprint lands in ``fingerprints``."""
+    # One stream across files keeps every worker busy at file boundaries.
+    for file in plan.files:
+        fingerprints[file.index] = yield from read_raw_batches(file)
+
+
+def _progress_bar(plan: BuildPlan, progress: bool | None) -> Progress:
+    shown = sys.stderr.isatty() if progress is None else progress
+    return Progress(sum(os.path.getsize(file.abs_path) for file in plan.files), shown)

@@ -1,5 +1,6 @@
-"""Running a work function (a ``PieceEncoder`` over pieces, or a ``BatchEncoder`` over raw batches)
-on N processes, results in input order: the local executor.
+"""Running a work function on N processes, results in input order: the local executor.
+
+A build runs a ``PieceEncoder`` over pieces, a scan a ``BatchCounter`` over raw batches.
 
 With one worker everything runs in this process. With more, a process pool works on a bounded
 window of items (so memory stays flat however fast the file is read) and results are yielded
@@ -30,11 +31,11 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from multiprocessing.process import BaseProcess
 from typing import Any, TypeVar
 
-from mintdim.shared.errors import MintDimError, WorkerError
+from mintdim.shared.errors import BuildWriteError, MintDimError, WorkerError
 from mintdim.shared.signals import stop_signals_ignored
 
 __all__ = ["encode_in_order"]
@@ -74,7 +75,11 @@ def encode_in_order(
 def _pool_map(
     encoder: Callable[[Item], Result], batches: Iterable[Item], workers: int
 ) -> Iterator[Result]:
-    with tempfile.TemporaryDirectory(prefix="mintdim-batches-") as spool:
+    try:
+        spool_dir = tempfile.TemporaryDirectory(prefix="mintdim-batches-")
+    except OSError as err:
+        raise BuildWriteError.from_os_error("spool", tempfile.gettempdir(), err) from None
+    with spool_dir as spool:
         yield from _spooled_pool_map(encoder, batches, workers, spool)
 
 
@@ -210,6 +215,11 @@ def _encode(batch: Any) -> str:
     """
     result = _worker_encoder(batch)
     path = os.path.join(_worker_spool, f"{os.getpid()}-{next(_spool_numbers)}.pickle")
-    with open(path, "wb") as handle:
-        pickle.dump(result, handle, protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        with open(path, "wb") as handle:
+            pickle.dump(result, handle, protocol=pickle.HIGHEST_PROTOCOL)
+    except OSError as err:
+        with suppress(OSError):
+            os.unlink(path)  # half a pickle, and it holds space others need
+        raise BuildWriteError.from_os_error("spool", _worker_spool, err) from None
     return path

@@ -7,6 +7,10 @@ with the manifest's template, encodes it one text at a time with the tokenizer's
 sample_index line (hash, token_count, unit_size, source) and its whole record (tokens, then
 PAD) are exactly what that gives. The tokenizer file must match its recorded SHA-256 first.
 
+The SFT settings the manifest records are applied the same way, one sample at a time:
+``encode: "segments"`` encodes each template segment alone, ``append_eos`` appends the EOS id,
+and ``on_overflow`` skips, truncates or extends (``_Reference``).
+
 Paths in the manifest are as the user declared them: relative ones resolve from the current
 directory, so run the deep check from where the build ran.
 """
@@ -14,6 +18,7 @@ directory, so run the deep check from where the build ran.
 from __future__ import annotations
 
 import hashlib
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -44,24 +49,25 @@ def deep_check(root: Path, content: dict, report: VerifyReport) -> None:
     encoder = _encoder(content, report)
     if encoder is None:
         return
+    reference = _Reference(content, encoder)
     build = open_build(root)
     rows = build.samples()
     source = content["source"]
-    sizes = np.asarray(content["units"]["sizes"], dtype=np.int64)
     blank_lines = 0
     for index, path in enumerate(source["files"]):
         plan = FilePlan(
             index=index,
             path=path,
-            abs_path=str(resolve(path)),
+            abs_path=str(resolve(path, f"manifest source.files[{index}]")),
             fields=tuple(source["fields"][index]),
             template=parse_template(source["templates"][index], index),
             tokenizer=encoder.spec,
-            sizes=tuple(int(size) for size in sizes),
+            sizes=tuple(int(size) for size in content["units"]["planned_sizes"]),
             build_batch=_BATCH_LINES,
+            max_line_bytes=sys.maxsize,  # the build read these lines, whatever its limit was
             output_index=0,
         )
-        blank_lines += _check_file(plan, source["inputs"][index], encoder, build, rows, report)
+        blank_lines += _check_file(plan, source["inputs"][index], reference, build, rows, report)
     if next(rows, None) is not None:
         report.add("deep", "sample_index.jsonl", "deep_extra")
     expected_blank = _stats_blank_lines(root)
@@ -79,7 +85,13 @@ def deep_check(root: Path, content: dict, report: VerifyReport) -> None:
 def _encoder(content: dict, report: VerifyReport) -> Encoder | None:
     tokenizer = content["tokenizer"]
     spec = TokenizerSpec(
-        kind=tokenizer["type"], path=tokenizer["path"], abs_path=str(resolve(tokenizer["path"]))
+        kind=tokenizer["type"],
+        path=tokenizer["path"],
+        abs_path=str(resolve(tokenizer["path"], "manifest tokenizer.path")),
+        encode=tokenizer["encode"] if content["segment_spans"]["stored"] else None,
+        append_eos=tokenizer["append_eos"],
+        pad_fallback=tokenizer["pad_fallback"],
+        unk_fallback=tokenizer["unk_fallback"],
     )
     if not Path(spec.abs_path).is_file():
         report.add("deep", spec.path, "deep_input_missing")
@@ -95,10 +107,53 @@ def _encoder(content: dict, report: VerifyReport) -> Encoder | None:
         return None
 
 
+class _Reference:
+    """One sample's expected ids and unit, by the manifest's settings, in input order."""
+
+    def __init__(self, content: dict, encoder: Encoder) -> None:
+        units = content["units"]
+        self.encoder = encoder
+        self.segments = encoder.spec.encode == "segments"
+        self.eos = encoder.eos_id
+        self.policy = units["on_overflow"]
+        self.planned = np.asarray(units["planned_sizes"], dtype=np.int64)
+        self.align = int((units.get("planned") or {}).get("align", 1))
+        self.extended: list[int] = []
+
+    def ids(self, plan: FilePlan, text: str, values: tuple[str, ...]) -> list[int]:
+        """The sample's ids before any overflow policy."""
+        if self.segments:
+            pieces = [
+                value if kind == "literal" else values[plan.fields.index(value)]
+                for kind, value in plan.template.segments()
+            ]
+            ids = [i for piece in pieces for i in self.encoder.encode(piece)]
+        else:
+            ids = self.encoder.encode(text)
+        return ids if self.eos is None else [*ids, self.eos]
+
+    def place(self, ids: list[int]) -> tuple[list[int], int] | None:
+        """The stored ids and unit of a sample, or None when ``skip`` left it out."""
+        index = int(np.searchsorted(self.planned, len(ids)))
+        if index < self.planned.size:
+            return ids, int(self.planned[index])
+        if self.policy == "skip":
+            return None
+        if self.policy == "truncate":
+            return ids[: int(self.planned[-1])], int(self.planned[-1])
+        if self.policy == "extend":
+            fitting = [size for size in self.extended if size >= len(ids)]
+            if not fitting:
+                fitting = [-(-len(ids) // self.align) * self.align]
+                self.extended.append(fitting[0])
+            return ids, min(fitting)
+        return ids, int(self.planned[-1])  # abort: a complete build holds no such sample
+
+
 def _check_file(
     plan: FilePlan,
     listed: dict,
-    encoder: Encoder,
+    reference: _Reference,
     build: UnitBuild,
     rows: Iterator[dict],
     report: VerifyReport,
@@ -108,7 +163,6 @@ def _check_file(
         report.add("deep", plan.path, "deep_input_missing")
         return 0
     blank_lines = 0
-    sizes = np.asarray(plan.sizes, dtype=np.int64)
     batches = read_raw_batches(plan)
     while True:
         try:
@@ -121,12 +175,17 @@ def _check_file(
         if parsed.error is not None:
             report.add("deep", plan.path, "deep_error", error=str(parsed.error))
             return blank_lines
-        for text, line in zip(parsed.texts, parsed.line_numbers, strict=True):
+        for text, values, line in zip(
+            parsed.texts, parsed.values, parsed.line_numbers, strict=True
+        ):
+            placed = reference.place(reference.ids(plan, text, values))
+            if placed is None:
+                continue
             row = next(rows, None)
             if row is None:
                 report.add("deep", plan.path, "deep_missing", line=line)
                 return blank_lines
-            _check_sample(plan, text, line, row, encoder, build, sizes, report)
+            _check_sample(plan, text, line, row, placed, build, report)
     if (fingerprint.bytes, fingerprint.sha256) != (listed["bytes"], listed["sha256"]):
         report.add(
             "deep",
@@ -145,13 +204,11 @@ def _check_sample(
     text: str,
     line: int,
     row: dict,
-    encoder: Encoder,
+    placed: tuple[list[int], int],
     build: UnitBuild,
-    sizes: np.ndarray,
     report: VerifyReport,
 ) -> None:
-    ids = encoder.encode(text)
-    unit = int(sizes[min(int(np.searchsorted(sizes, len(ids))), sizes.size - 1)])
+    ids, unit = placed
     expected = {
         "hash": hashlib.sha256(text.encode("utf-8")).hexdigest(),
         "token_count": len(ids),

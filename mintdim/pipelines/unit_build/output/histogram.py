@@ -14,5 +14,6 @@ FILENAME = "histogram.json"
 
 
 def histogram(sizes: Sequence[int], counts: Sequence[int]) -> dict[str, int]:
-    """Samples per unit size, every declared size present."""
-    return {str(size): int(count) for size, count in zip(sizes, counts, strict=True)}
+    """Samples per unit size, every declared (and extended) size present, ascending."""
+    pairs = sorted(zip(sizes, counts, strict=True))
+    return {str(size): int(count) for size, count in pairs}

@@ -233,12 +233,15 @@ class UnitLoader:
         sample_ids, lengths = build.unit_columns(planned.unit_size)
         shards, rows = np.divmod(planned.positions, build.samples_per_shard)
         starts = np.flatnonzero(np.diff(shards)) + 1
+        # Every batch read of this plan hands out these two arrays: nobody may change them.
+        ids, counts = sample_ids[planned.positions], lengths[planned.positions]
+        ids.flags.writeable = counts.flags.writeable = False
         return _Read(
             planned=planned,
             shards=tuple(shards[np.r_[0, starts]].tolist()) if shards.size else (),
             rows=tuple(np.split(rows, starts)) if shards.size else (),
-            sample_ids=sample_ids[planned.positions],
-            lengths=lengths[planned.positions],
+            sample_ids=ids,
+            lengths=counts,
         )
 
     def _read(self, read: _Read, position: int) -> UnitBatch:
@@ -428,9 +431,13 @@ def _resume(target: UnitLoader, state: dict) -> None:
         if state.get(key) != current:
             raise LoaderStateError(key=key, saved=state.get(key), current=current)
     epoch, position = state.get("epoch"), state.get("position")
-    if not (isinstance(epoch, int) and isinstance(position, int) and epoch >= 0 and position >= 0):
-        raise LoaderStateError(key="position", saved=[epoch, position], current=None)
-    target.epoch, target.position = epoch, position
+    if not (isinstance(epoch, int) and epoch >= 0):
+        raise LoaderStateError(key="epoch", saved=epoch, current=None)
+    target.set_epoch(epoch)
+    # A place past the epoch's end would silently start the epoch over.
+    if not (isinstance(position, int) and 0 <= position <= len(target)):
+        raise LoaderStateError(key="position", saved=position, current=len(target))
+    target.position = position
 
 
 def _get(state: object, key: str) -> object:

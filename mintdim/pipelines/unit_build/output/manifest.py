@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from mintdim._version import __version__
 from mintdim.pipelines.unit_build.contracts import FilePlan, OutputPlan
 from mintdim.pipelines.unit_build.output.durable import json_bytes
+from mintdim.pipelines.unit_build.segments import sequence_template
 from mintdim.pipelines.unit_build.source.jsonl import InputFingerprint
 from mintdim.pipelines.unit_build.units.shard_writer import ShardRecord
 
@@ -36,14 +37,22 @@ def manifest(
     shards: Sequence[ShardRecord],
     unit_indexes: Sequence[ShardRecord],
     audit_files: Mapping[str, Mapping[str, object]],
+    extended_sizes: Sequence[int] = (),
+    on_overflow: str = "abort",
+    parity_rows: int = 0,
 ) -> dict:
     """The sealed manifest of one finished output directory.
 
     ``files``: each input with its fingerprint as read. ``unit_indexes``: see
-    output/unit_index.py. ``audit_files`` maps each index and summary file
-    name to its ``bytes`` and ``sha256``.
+    output/unit_index.py. ``audit_files`` maps each index and summary file name to its ``bytes``
+    and ``sha256``. ``extended_sizes``: the units ``on_overflow="extend"`` added.
+    ``parity_rows``: rows the fast engine's parity guard re-encoded during the build.
     """
-    content = _content(output, files, shards, unit_indexes)
+    content = _content(output, files, shards, unit_indexes, extended_sizes, on_overflow)
+    if output.tokenizer.engine == "fast" or output.info.engine_fallback is not None:
+        # Only a build that declared engine="fast" says so: a default build's manifest is
+        # unchanged by the engine option.
+        content["tokenizer"]["engine"] = _engine(output, parity_rows)
     content["audit_files"] = {name: dict(facts) for name, facts in audit_files.items()}
     content[SEAL] = _digest(content)
     return content
@@ -64,9 +73,12 @@ def _content(
     inputs: Sequence[tuple[FilePlan, InputFingerprint]],
     shards: Sequence[ShardRecord],
     unit_indexes: Sequence[ShardRecord],
+    extended_sizes: Sequence[int],
+    on_overflow: str,
 ) -> dict:
     info = output.info
     files = [file for file, _ in inputs]
+    spec = output.tokenizer
     return {
         "pipeline": "unit-build",
         "mintdim_version": __version__,
@@ -78,9 +90,16 @@ def _content(
             "vocab_size": info.vocab_size,
             "unk_id": info.unk_id,
             "pad_id": info.pad_id,
+            "eos_id": info.eos_id,
             "unk_id_source": info.unk_source,
             "pad_id_source": info.pad_source,
             "sha256": info.file_sha256,
+            "eos_id_source": info.eos_source,
+            "pad_fallback": spec.pad_fallback,
+            "unk_fallback": spec.unk_fallback,
+            "unk_tier": "off" if info.unk_id is None else "on",
+            "encode": spec.encode or "whole",
+            "append_eos": spec.append_eos,
             "add_special_tokens": False,
             "padding_and_truncation": "disabled on the loaded tokenizer; every encoding is exact",
         },
@@ -90,20 +109,63 @@ def _content(
             "byte_order": "little",
             "record_layout": "unit_size slots per record: tokens, then pad_id",
         },
-        "units": {"sizes": list(output.sizes)},
+        "units": {
+            "sizes": sorted([*output.sizes, *extended_sizes]),
+            "planned_sizes": list(output.sizes),
+            "extended_sizes": list(extended_sizes),
+            "on_overflow": on_overflow,
+            # How sizes="auto" chose them, and the padding it predicted (which stats.json meets).
+            **({"planned": output.planned} if output.planned is not None else {}),
+        },
         "source": {
             "files": [f.path for f in files],
             "fields": [list(f.fields) for f in files],
             "templates": [f.template.source for f in files],
+            "sequence_templates": [sequence_template(f, spec.append_eos) for f in files],
             "inputs": [
                 {"path": f.path, "bytes": p.bytes, "mtime_ns": p.mtime_ns, "sha256": p.sha256}
                 for f, p in inputs
             ],
         },
+        "segment_spans": (
+            {
+                "stored": True,
+                "dtype": "int32",
+                "byte_order": "little",
+                "record_width": 1 + output.span_width,
+                "record_layout": "per shard record: source file position, then the stop of "
+                "each segment (segment k = tokens [stop k-1, stop k), stop -1 = 0)",
+            }
+            if output.span_width
+            else {"stored": False}
+        ),
         "output": {"samples_per_shard": output.samples_per_shard},
         "hash": {"algorithm": "sha256", "of": "UTF-8 bytes of the rendered text"},
         "shards": _listing(shards),
         "unit_indexes": _listing(unit_indexes),
+    }
+
+
+def _engine(output: OutputPlan, parity_rows: int) -> dict:
+    info = output.info
+    if info.engine_fallback is not None:
+        return {
+            "declared": "fast",
+            "ran": "reference",
+            "library": info.engine_version,
+            "fallback_reason": info.engine_fallback,
+        }
+    return {
+        "declared": "fast",
+        "ran": "fast",
+        "library": info.engine_version,
+        "parity": {
+            "reference_library": info.reference_version,
+            "texts_checked_at_validation": info.parity_texts,
+            "rows_checked_during_build": parity_rows,
+            "rows_sampled": "every row of each file's first batch, then rows 0, 64, 128, ... "
+            "of every batch",
+        },
     }
 
 
@@ -115,6 +177,7 @@ def _listing(records: Sequence[ShardRecord]) -> list[dict]:
             "samples": r.samples,
             "bytes": r.bytes,
             "sha256": r.sha256,
+            **({"spans": r.spans} if r.spans is not None else {}),
         }
         for r in records
     ]

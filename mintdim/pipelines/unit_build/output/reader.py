@@ -10,6 +10,7 @@ view into them. Sample ids, units and token counts come from the binary unit ind
     len(build)                      # number of samples
     build[0]                        # sample 0's exact tokens (numpy view, no PAD)
     build.units                     # {unit_size: sample count}
+    build.segments(0)               # [("literal", 0, 5), ("instruction", 5, 40), ...] if stored
     for batch in build.loader(tokens_per_batch=16384):   # see output/loader.py
         ...
 """
@@ -22,10 +23,13 @@ from pathlib import Path
 import numpy as np
 import orjson
 
-from mintdim.pipelines.unit_build.output import manifest, sample_index, unit_index
-from mintdim.pipelines.unit_build.units.shard_writer import shard_path
+from mintdim.pipelines.unit_build.output import manifest, sample_index, spans, unit_index
+from mintdim.pipelines.unit_build.output.dir import UNIT_BUILD_FAILED
+from mintdim.pipelines.unit_build.segments import segment_names
+from mintdim.pipelines.unit_build.units.shard_writer import shard_path, spans_path
+from mintdim.shared.errors import BuildReadError, NotABuildError
 
-__all__ = ["UnitBuild", "open_build"]
+__all__ = ["UnitBuild", "open_build", "require_build"]
 
 
 class UnitBuild:
@@ -76,11 +80,40 @@ class UnitBuild:
         length = int(self.unit_index(size)["token_count"][position])
         return self.unit_record(size, position)[:length]
 
+    def segments(self, sample_id: int) -> list[tuple[str, int, int]]:
+        """A sample's segments in order as ``(name, start, stop)`` token positions, covering
+        ``[0, token_count)``: fields by field name, literals as ``"literal"``, the appended EOS as
+        ``"eos"`` (kinds and literal texts: manifest ``source.sequence_templates``). Needs a
+        build whose tokenizer set ``encode`` (spans file format: output/spans.py)."""
+        layout = self.manifest.get("segment_spans", {})
+        if not layout.get("stored"):
+            raise ValueError(
+                f"{self.path}: this build stores no segment spans; build it with the tokenizer "
+                'key encode: "whole" or "segments"'
+            )
+        self[sample_id]  # the same id checks as the tokens
+        units, positions = self._sample_places()
+        size = list(self.units)[units[sample_id]]
+        shard, row = divmod(int(positions[sample_id]), self.samples_per_shard)
+        relative = spans_path(size, shard)
+        if relative not in self._shards:
+            data = np.memmap(self.path / relative, dtype=spans.DTYPE, mode="r")
+            self._shards[relative] = spans.read_records(data, layout["record_width"])
+        record = self._shards[relative][row]
+        names = segment_names(self.manifest["source"]["sequence_templates"][int(record[0])])
+        stops = record[1 : 1 + len(names)].tolist()
+        return list(zip(names, [0, *stops[:-1]], stops, strict=True))
+
     def unit_index(self, unit_size: int) -> np.ndarray:
         """One unit's entries (``sample_id``, ``token_count``) in record order; empty if none."""
         if unit_size not in self._indexes:
             if self.units[unit_size]:
-                entries = unit_index.load(self.path / unit_index.index_path(unit_size))
+                path = self.path / unit_index.index_path(unit_size)
+                self._size(path)
+                try:
+                    entries = unit_index.load(path)
+                except ValueError as err:
+                    raise _read_error(self.path, path, "unit_index", detail=str(err)) from err
             else:
                 entries = np.empty(0, dtype=unit_index.DTYPE)
             self._indexes[unit_size] = entries
@@ -150,14 +183,21 @@ class UnitBuild:
 
         return loader([self], **options)
 
+    def _size(self, path: Path) -> int:
+        """A listed file's size; a missing one is a damaged build, not a bare OSError."""
+        try:
+            return path.stat().st_size
+        except FileNotFoundError as err:
+            raise _read_error(self.path, path, "missing_file") from err
+
     def _shard(self, relative: str, width: int) -> np.ndarray:
         if relative not in self._shards:
             path = self.path / relative
-            size = path.stat().st_size
+            size = self._size(path)
             record_bytes = width * self.dtype.itemsize
             if size % record_bytes:
-                raise ValueError(
-                    f"{path}: {size} bytes is not a whole number of {record_bytes}-byte records"
+                raise _read_error(
+                    self.path, path, "short_shard", size=size, record_bytes=record_bytes
                 )
             mapped = np.memmap(
                 path, dtype=self.dtype, mode="r", shape=(size // record_bytes, width)
@@ -168,19 +208,56 @@ class UnitBuild:
 
 
 def open_build(path: str | Path) -> UnitBuild:
-    """Open a finished build; a directory without a complete manifest is refused."""
-    root = Path(path)
+    """Open a finished build; anything else raises a named error that says which file and why.
+
+    ``NotABuildError`` when the directory holds no finished build (missing, a file, a failed
+    build, no manifest); ``BuildReadError`` when the manifest is damaged or of another format
+    version, or when a shard or unit index it lists turns out missing or damaged on first use.
+    """
+    root = require_build(path)
     manifest_path = root / manifest.FILENAME
-    if not manifest_path.is_file():
-        raise FileNotFoundError(f"{manifest_path}: no manifest, so this is not a finished build")
-    content = orjson.loads(manifest_path.read_bytes())
-    if (
-        content.get("status") != "complete"
-        or content.get("format_version") != manifest.FORMAT_VERSION
-    ):
-        raise ValueError(
-            f"{manifest_path}: status {content.get('status')!r}, format_version "
-            f"{content.get('format_version')!r}; this reader knows complete builds of version "
-            f"{manifest.FORMAT_VERSION}"
+    content = _read_manifest(root, manifest_path)
+    try:
+        return UnitBuild(root, content)
+    except (KeyError, TypeError) as err:
+        raise _read_error(root, manifest_path, "manifest_field", detail=str(err)) from err
+
+
+def require_build(directory: str | Path) -> Path:
+    """The build's path; ``NotABuildError`` (saying why) when no finished build is there."""
+    root = Path(directory)
+    if not (root / manifest.FILENAME).is_file():
+        raise NotABuildError(directory=str(directory), reason=_not_a_build_reason(root))
+    return root
+
+
+def _not_a_build_reason(root: Path) -> str:
+    if not root.exists():
+        return "missing"
+    if not root.is_dir():
+        return "not_directory"
+    if any(root.glob(f"*/{UNIT_BUILD_FAILED}")):
+        return "failed"
+    return "no_manifest"
+
+
+def _read_manifest(root: Path, manifest_path: Path) -> dict:
+    try:
+        content = orjson.loads(manifest_path.read_bytes())
+    except orjson.JSONDecodeError as err:
+        raise _read_error(root, manifest_path, "manifest_json", detail=str(err)) from err
+    if not isinstance(content, dict):
+        detail = type(content).__name__
+        raise _read_error(root, manifest_path, "manifest_json", detail=detail)
+    if content.get("format_version") != manifest.FORMAT_VERSION:
+        version = repr(content.get("format_version"))
+        raise _read_error(
+            root, manifest_path, "version", detail=version, known=manifest.FORMAT_VERSION
         )
-    return UnitBuild(root, content)
+    if content.get("status") != "complete":
+        raise _read_error(root, manifest_path, "status", detail=repr(content.get("status")))
+    return content
+
+
+def _read_error(root: Path, path: Path, problem: str, **facts: object) -> BuildReadError:
+    return BuildReadError(directory=str(root), path=str(path), problem=problem, **facts)

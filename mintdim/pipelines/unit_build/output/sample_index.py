@@ -3,8 +3,10 @@
 Line form (compact JSON, keys in this order)::
 
     {"sample_id":0,"hash":"<sha256 hex>","token_count":143,"unit_size":192,
-     "source_file":"./data/alpaca.jsonl","source_line":1,
+     "source_file":"./data/alpaca.jsonl","source_line":1,"empty_fields":["input"],
      "shard_path":"unit_192/shard_000000.bin","shard_row":0}
+
+``empty_fields`` lists, in declared order, the fields whose value was the empty string.
 
 ``shard_row`` is the 0-based record number inside the shard file, so the tokens are
 ``shard[shard_row * unit_size : shard_row * unit_size + token_count]``.
@@ -25,14 +27,22 @@ FILENAME = "sample_index.jsonl"
 
 
 def sample_parts(
-    hexes: list[str], token_counts: list[int], unit_sizes: list[int], source: str, lines: list[int]
+    hexes: list[str],
+    token_counts: list[int],
+    unit_sizes: list[int],
+    source: str,
+    lines: list[int],
+    empty_fields: list[str],
 ) -> list[str]:
-    """Per sample, the middle of its line (``"hash"`` to ``"source_line"``): everything a worker
-    knows. ``source`` is the source file already as a JSON string. The writer adds the rest."""
+    """Per sample, the middle of its line (``"hash"`` to ``"empty_fields"``): everything a worker
+    knows. ``source`` is the source file and ``empty_fields`` each sample's list, already as
+    JSON. The writer adds the rest."""
     return [
         f'"hash":"{h}","token_count":{n},"unit_size":{u},"source_file":{source},'
-        f'"source_line":{line}'
-        for h, n, u, line in zip(hexes, token_counts, unit_sizes, lines, strict=True)
+        f'"source_line":{line},"empty_fields":{e}'
+        for h, n, u, line, e in zip(
+            hexes, token_counts, unit_sizes, lines, empty_fields, strict=True
+        )
     ]
 
 

@@ -3,7 +3,9 @@
 ``padding_ratio`` = ``pad_tokens / total_slots``: the share of written slots that hold PAD, the
 number this product exists to keep low. Keys, in order: total_samples, total_tokens, token_dtype,
 bytes_per_token, duplicate_groups, duplicate_samples, samples_with_unk, unk_tokens,
-unit_distribution, blank_lines, total_slots, pad_tokens, padding_ratio, shard_count, shard_bytes.
+unit_distribution, blank_lines, total_slots, pad_tokens, padding_ratio, shard_count, shard_bytes,
+overflow (``{"policy", "samples", "extended_units"}``: ``run(on_overflow=...)``, how many samples
+were longer than the largest planned unit, and the units ``extend`` added).
 """
 
 from __future__ import annotations
@@ -24,14 +26,28 @@ class StatsCounter:
     """Running totals, updated once per batch."""
 
     sizes: tuple[int, ...]
+    policy: str = "abort"
     samples: int = 0
     tokens: int = 0
     blank_lines: int = 0
     unk_tokens: int = 0
+    overflow_samples: int = 0
+    extended: list[int] = field(default_factory=list)
+    """The sizes among ``sizes`` that ``on_overflow="extend"`` added."""
     unit_counts: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
         self.unit_counts = np.zeros(len(self.sizes), dtype=np.int64)
+
+    def add_unit(self, size: int) -> None:
+        """A unit added by ``on_overflow="extend"``; counted after the planned ones."""
+        self.sizes = (*self.sizes, size)
+        self.extended.append(size)
+        self.unit_counts = np.append(self.unit_counts, 0)
+
+    def overflow(self, samples: int) -> None:
+        """Count samples longer than the largest planned unit."""
+        self.overflow_samples += samples
 
     def add(
         self, token_counts: np.ndarray, unit_indexes: np.ndarray, blank_lines: int, unk_tokens: int
@@ -73,4 +89,9 @@ class StatsCounter:
             "padding_ratio": round(pad_tokens / total_slots, 6) if total_slots else 0.0,
             "shard_count": shard_count,
             "shard_bytes": shard_bytes,
+            "overflow": {
+                "policy": self.policy,
+                "samples": self.overflow_samples,
+                "extended_units": sorted(self.extended),
+            },
         }

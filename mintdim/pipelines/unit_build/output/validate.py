@@ -58,7 +58,7 @@ def group_outputs(
     """
     groups: dict[str, list[int]] = {}
     for index, path in enumerate(dirs):
-        groups.setdefault(same_place_key(path), []).append(index)
+        groups.setdefault(same_place_key(path, "output.dir"), []).append(index)
     _check_not_nested({key: dirs[members[0]] for key, members in groups.items()})
     for members in groups.values():
         for setting in settings[members[0]]:
@@ -91,7 +91,7 @@ def check_directories_usable(paths: list[str], resume: bool = False) -> None:
     unusable directory cannot leave the first one created and half-made.
     """
     for path in paths:
-        absolute = resolve(path)
+        absolute = resolve(path, "output.dir")
         if not absolute.exists():
             _check_creatable(path, absolute)
             continue

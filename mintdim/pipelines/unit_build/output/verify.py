@@ -16,9 +16,10 @@ The checks read the build through the names, formats and digests its writers use
   byte anywhere is found.
 
 Every failure is collected (not only the first), each with the file it concerns, in English and
-Vietnamese. Shards are streamed in blocks of whole records, hashed and checked in one read, so a
-plain verify runs at the speed of reading and SHA-256 (benchmarks/verify.py). ``deep`` re-derives
-every record from the inputs (output/deep_verify.py).
+Vietnamese. Shards are streamed in blocks of whole records, hashed and checked in one read, and
+the index is parsed a block at a time with one orjson call; benchmarks/verify.py measures the
+whole check against a bare SHA-256 of the same bytes. ``deep`` re-derives every record from the
+inputs (output/deep_verify.py).
 """
 
 from __future__ import annotations
@@ -35,7 +36,9 @@ from mintdim.pipelines.unit_build.output import (
     durable,
     histogram,
     manifest,
+    overflow_index,
     sample_index,
+    spans,
     stats,
     unit_index,
     unk_index,
@@ -44,15 +47,14 @@ from mintdim.pipelines.unit_build.output.deep_verify import deep_check
 from mintdim.pipelines.unit_build.output.dir import (
     AUDIT_FILES,
     EMPTY_UNIT,
-    UNIT_BUILD_FAILED,
     empty_unit_text,
 )
 from mintdim.pipelines.unit_build.output.duplicate_index import DuplicateTracker
+from mintdim.pipelines.unit_build.output.reader import require_build
 from mintdim.pipelines.unit_build.units.shard_writer import shard_path, unit_dir_name
-from mintdim.shared.errors import NotABuildError
 from mintdim.shared.lang import Bilingual
 
-__all__ = ["Failure", "VerifyReport", "verify_build"]
+__all__ = ["Failure", "VerifyReport", "require_build", "verify_build"]
 
 _READ_BYTES = 8 << 20
 """Shards are read in blocks of whole records of about this size."""
@@ -118,8 +120,8 @@ _TEXT: dict[str, Bilingual] = {
     ),
     "vocabulary": Bilingual(
         "record {row} (sample {sample_id}) holds id {value} at slot {slot}, outside the "
-        "vocabulary of {vocab_size}",
-        "bản ghi {row} (mẫu {sample_id}) chứa id {value} ở ô {slot}, ngoài bộ từ vựng {vocab_size}",
+        "vocabulary of {vocab}",
+        "bản ghi {row} (mẫu {sample_id}) chứa id {value} ở ô {slot}, ngoài bộ từ vựng {vocab}",
     ),
     "index_line": Bilingual(
         "line {line}: {problem}",
@@ -144,6 +146,18 @@ _TEXT: dict[str, Bilingual] = {
     "index_file_count": Bilingual(
         "{actual} lines, expected {expected}",
         "{actual} dòng, đúng ra là {expected}",
+    ),
+    "spans_record": Bilingual(
+        "record {row} (sample {sample_id}): segment stops {stops} do not rise from 0 to its "
+        "{token_count} tokens",
+        "bản ghi {row} (mẫu {sample_id}): các điểm kết thúc segment {stops} không tăng dần từ 0 "
+        "đến {token_count} token của nó",
+    ),
+    "spans_source": Bilingual(
+        "record {row} (sample {sample_id}): source file position {source} is not one of this "
+        "build's {count} files",
+        "bản ghi {row} (mẫu {sample_id}): vị trí file nguồn {source} không thuộc {count} file "
+        "của bản build này",
     ),
     "deep_input_missing": Bilingual(
         "not found from the current directory: run --deep where the build ran",
@@ -262,6 +276,8 @@ class _Shard:
     samples: int
     bytes: int
     sha256: str
+    spans: _Shard | None = None
+    """The segment-span file beside the shard (output/spans.py), when spans are stored."""
 
 
 @dataclass(slots=True)
@@ -274,11 +290,24 @@ class _Build:
     samples_per_shard: int
     dtype: np.dtype
     pad_id: int
-    unk_id: int
+    unk_id: int | None
+    """None when ``unk_fallback="none"`` turned the UNK tier off."""
+    eos_is_unk: bool
+    """EOS is appended and shares the UNK id: a record's last slot is EOS, not UNK."""
     vocab_size: int
     sources: list[str]
     shards: list[_Shard]
     unit_indexes: list[_Shard]
+    policy: str
+    """``run(on_overflow=...)`` of the build."""
+    planned_sizes: list[int]
+    extended_sizes: list[int]
+    span_width: int
+    """Values per spans record (output/spans.py); 0 when the build stores no spans."""
+    overflows: list[dict]
+    """overflow_index.jsonl rows (their file's bytes are checked with the audit files)."""
+    truncated: np.ndarray
+    """Ids of the samples ``on_overflow="truncate"`` cut."""
 
 
 @dataclass(slots=True)
@@ -298,9 +327,7 @@ class _Index:
 
 def verify_build(directory: str | Path, *, deep: bool = False) -> VerifyReport:
     """Check a finished build; raises ``NotABuildError`` when ``directory`` holds none."""
-    root = Path(directory)
-    if not (root / manifest.FILENAME).is_file():
-        raise NotABuildError(directory=str(directory), reason=_not_a_build_reason(root))
+    root = require_build(directory)
     report = VerifyReport(directory=str(directory), deep=deep)
     build = _read_manifest(root, report)
     if build is None:
@@ -309,6 +336,8 @@ def verify_build(directory: str | Path, *, deep: bool = False) -> VerifyReport:
     index = _check_sample_index(build, report)
     found_unks = _check_shards(build, index, report)
     _check_unit_indexes(build, index, report)
+    _check_spans(build, index, report)
+    _check_overflow_index(build, index, report)
     _check_unlisted(build, report)
     _check_audit_digests(build, report)
     groups = _check_stats(build, index, found_unks, report)
@@ -320,16 +349,6 @@ def verify_build(directory: str | Path, *, deep: bool = False) -> VerifyReport:
         else:
             report.skipped = "deep"
     return report
-
-
-def _not_a_build_reason(root: Path) -> str:
-    if not root.exists():
-        return "missing"
-    if not root.is_dir():
-        return "not_directory"
-    if any(root.glob(f"*/{UNIT_BUILD_FAILED}")):
-        return "failed"
-    return "no_manifest"
 
 
 # ---------------------------------------------------------------------------
@@ -378,6 +397,8 @@ def _build(root: Path, content: dict) -> _Build:
     for name in AUDIT_FILES:
         facts = content["audit_files"][name]
         int(facts["bytes"]), str(facts["sha256"])
+    overflows = _read_jsonl(root / overflow_index.FILENAME)
+    units, layout = content["units"], content["segment_spans"]
     return _Build(
         root=root,
         content=content,
@@ -385,11 +406,20 @@ def _build(root: Path, content: dict) -> _Build:
         samples_per_shard=int(content["output"]["samples_per_shard"]),
         dtype=np.dtype(storage["dtype"]).newbyteorder("<"),
         pad_id=int(tokenizer["pad_id"]),
-        unk_id=int(tokenizer["unk_id"]),
+        unk_id=None if tokenizer["unk_id"] is None else int(tokenizer["unk_id"]),
+        eos_is_unk=bool(tokenizer["append_eos"]) and tokenizer["eos_id"] == tokenizer["unk_id"],
         vocab_size=int(tokenizer["vocab_size"]),
         sources=[str(path) for path in content["source"]["files"]],
         shards=shards,
         unit_indexes=unit_indexes,
+        policy=str(units["on_overflow"]),
+        planned_sizes=[int(size) for size in units["planned_sizes"]],
+        extended_sizes=[int(size) for size in units["extended_sizes"]],
+        span_width=int(layout["record_width"]) if layout["stored"] else 0,
+        overflows=overflows,
+        truncated=np.array(
+            [r["sample_id"] for r in overflows if r.get("action") == "truncate"], dtype=np.int64
+        ),
     )
 
 
@@ -401,9 +431,21 @@ def _listing(entries: list[dict]) -> list[_Shard]:
             samples=int(entry["samples"]),
             bytes=int(entry["bytes"]),
             sha256=str(entry["sha256"]),
+            spans=_spans_entry(entry["spans"], entry) if "spans" in entry else None,
         )
         for entry in entries
     ]
+
+
+def _spans_entry(spans_file: dict, shard: dict) -> _Shard:
+    """A shard's spans file, as a listing entry of the same unit and record count."""
+    return _Shard(
+        path=str(spans_file["path"]),
+        unit=int(shard["unit_size"]),
+        samples=int(shard["samples"]),
+        bytes=int(spans_file["bytes"]),
+        sha256=str(spans_file["sha256"]),
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -730,33 +772,24 @@ def _check_records(
     records = records[:known]  # rows past the listed samples are a size failure already
     # A record no sample points at (count -1) is an index failure already: skip it here.
     tail = (slots >= counts[:, None]) & (counts >= 0)[:, None]
+    # any() first: argwhere over a whole block costs more than the hash when all is well.
     bad = (records != build.pad_id) & tail
-    # any() first: argwhere/nonzero over a whole block costs more than the hash when all is well.
-    for row, slot in np.argwhere(bad)[:_SHOWN_PER_CHECK].tolist() if bad.any() else []:
-        report.add(
-            "padding",
-            path,
-            "padding",
-            row=first_row + row,
-            sample_id=int(ids[row]),
-            value=int(records[row, slot]),
-            slot=slot,
-            token_count=int(counts[row]),
-            pad_id=build.pad_id,
+    if bad.any():
+        _slot_failures(
+            report, "padding", path, records, bad, samples, first_row, pad_id=build.pad_id
         )
     if records.size and int(records.max()) >= build.vocab_size:
-        for row, slot in np.argwhere(records >= build.vocab_size)[:_SHOWN_PER_CHECK].tolist():
-            report.add(
-                "vocabulary",
-                path,
-                "vocabulary",
-                row=first_row + row,
-                sample_id=int(ids[row]),
-                value=int(records[row, slot]),
-                slot=slot,
-                vocab_size=build.vocab_size,
-            )
+        outside = records >= build.vocab_size
+        _slot_failures(
+            report, "vocabulary", path, records, outside, samples, first_row, vocab=build.vocab_size
+        )
+    if build.unk_id is None:  # the UNK tier is off
+        return
     hits = (records == build.unk_id) & ~tail
+    if build.eos_is_unk:
+        # The appended EOS is not field text, unless truncation cut it off the record.
+        last = slots == counts[:, None] - 1
+        hits &= ~(last & ~np.isin(ids, build.truncated)[:, None])
     if hits.any():
         rows, slots_hit = np.nonzero(hits)
         starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
@@ -764,6 +797,32 @@ def _check_records(
             rows[starts].tolist(), np.split(slots_hit, starts[1:]), strict=True
         ):
             unks[int(ids[row])] = positions.tolist()
+
+
+def _slot_failures(
+    report: VerifyReport,
+    code: str,
+    path: str,
+    records: np.ndarray,
+    mask: np.ndarray,
+    samples: tuple[np.ndarray, np.ndarray],
+    first_row: int,
+    **facts: int,
+) -> None:
+    """One failure per slot of ``mask`` (up to the shown limit), naming record, sample and id."""
+    counts, ids = samples
+    for row, slot in np.argwhere(mask)[:_SHOWN_PER_CHECK].tolist():
+        report.add(
+            code,
+            path,
+            code,
+            row=first_row + row,
+            sample_id=int(ids[row]),
+            value=int(records[row, slot]),
+            slot=slot,
+            token_count=int(counts[row]),
+            **facts,
+        )
 
 
 def _check_unit_indexes(build: _Build, index: _Index, report: VerifyReport) -> None:
@@ -807,6 +866,95 @@ def _check_unit_indexes(build: _Build, index: _Index, report: VerifyReport) -> N
                 )
 
 
+def _check_spans(build: _Build, index: _Index, report: VerifyReport) -> None:
+    """Each shard's spans file: listed, intact, and each record's stops rising to its count."""
+    for position, shard in enumerate(build.shards):
+        if not build.span_width:
+            continue
+        entry = shard.spans
+        relative = shard.path.removesuffix(".bin") + spans.SUFFIX
+        if entry is None or entry.path != relative or not (build.root / relative).is_file():
+            report.add("spans", relative, "missing")
+            continue
+        _check_digest(build.root / relative, relative, entry.bytes, entry.sha256, report, "spans")
+        data = np.fromfile(build.root / relative, dtype=spans.DTYPE)
+        width = build.span_width
+        if data.size != shard.samples * width:
+            continue  # a size failure already
+        records = spans.read_records(data, width)
+        counts, ids = index.record_counts[position], index.record_ids[position]
+        stops = records[:, 1:]
+        bad_source = (records[:, 0] < 0) | (records[:, 0] >= len(build.sources))
+        rising = (stops[:, :1] >= 0) & (np.diff(stops, axis=1) >= 0).all(axis=1)[:, None]
+        bad_stops = ~rising[:, 0] | (stops[:, -1] != counts)
+        for row in np.flatnonzero(bad_source)[:_SHOWN_PER_CHECK].tolist():
+            report.add(
+                "spans",
+                relative,
+                "spans_source",
+                row=row,
+                sample_id=int(ids[row]),
+                source=int(records[row, 0]),
+                count=len(build.sources),
+            )
+        for row in np.flatnonzero(bad_stops & (counts >= 0))[:_SHOWN_PER_CHECK].tolist():
+            report.add(
+                "spans",
+                relative,
+                "spans_record",
+                row=row,
+                sample_id=int(ids[row]),
+                stops=stops[row].tolist(),
+                token_count=int(counts[row]),
+            )
+
+
+def _check_overflow_index(build: _Build, index: _Index, report: VerifyReport) -> None:
+    """Each overflow line names a sample of this build (or none, when skipped) at its place."""
+    largest = max(build.planned_sizes)
+    for line, row in enumerate(build.overflows, start=1):
+        sample_id = row.get("sample_id")
+        expected = {
+            "action": build.policy,
+            "max_unit_size": largest,
+            "sample_id is null": build.policy == "skip",
+        }
+        actual = {
+            "action": row.get("action"),
+            "max_unit_size": row.get("max_unit_size"),
+            "sample_id is null": sample_id is None,
+        }
+        if isinstance(sample_id, int) and 0 <= sample_id < index.token_counts.size:
+            expected["source_line"] = int(index.lines[sample_id])
+            actual["source_line"] = row.get("source_line")
+            expected["source_file"] = build.sources[index.files[sample_id]]
+            actual["source_file"] = row.get("source_file")
+            if build.policy == "extend":
+                expected["new_unit_size"] = build.sizes[index.units[sample_id]]
+                actual["new_unit_size"] = row.get("new_unit_size")
+        for key in expected:
+            if actual[key] != expected[key]:
+                report.add(
+                    "overflow_index",
+                    overflow_index.FILENAME,
+                    "index_place",
+                    line=line,
+                    sample_id=sample_id,
+                    key=key,
+                    actual=actual[key],
+                    expected=expected[key],
+                )
+
+
+def _read_jsonl(path: Path) -> list[dict]:
+    """The rows of a small JSONL file; [] when absent or damaged (the digest check says so)."""
+    try:
+        rows = [orjson.loads(line) for line in path.read_bytes().splitlines()]
+    except (OSError, orjson.JSONDecodeError):
+        return []
+    return [row for row in rows if isinstance(row, dict)]
+
+
 def _check_digest(
     path: Path, relative: str, size: int, sha256: str, report: VerifyReport, check: str
 ) -> None:
@@ -822,6 +970,7 @@ def _check_unlisted(build: _Build, report: VerifyReport) -> None:
     """Nothing may lie in the build that the manifest does not account for."""
     expected = {manifest.FILENAME, *AUDIT_FILES}
     listed = {entry.path for entry in [*build.shards, *build.unit_indexes]}
+    listed |= {shard.spans.path for shard in build.shards if shard.spans is not None}
     filled = {shard.unit for shard in build.shards}
     units = {unit_dir_name(size): size for size in build.sizes}
     for entry in sorted(build.root.iterdir()):
@@ -867,7 +1016,10 @@ def _check_stats(
     actual = _read_json(build.root / stats.FILENAME, report, "stats")
     if actual is None:
         return groups
-    counter = stats.StatsCounter(tuple(build.sizes))
+    counter = stats.StatsCounter(
+        tuple(build.sizes), policy=build.policy, extended=list(build.extended_sizes)
+    )
+    counter.overflow(len(build.overflows))
     # blank_lines comes from the inputs alone: only a deep verify can count it again.
     blank_lines = actual.get("blank_lines") if isinstance(actual.get("blank_lines"), int) else 0
     counter.add(

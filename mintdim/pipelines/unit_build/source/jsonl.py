@@ -20,6 +20,7 @@ from mintdim.pipelines.unit_build.contracts import FilePlan
 from mintdim.shared.errors import (
     FieldValueTypeError,
     InputChangedError,
+    LineTooLongError,
     MintDimError,
     SampleSchemaError,
     SourceParseError,
@@ -71,6 +72,8 @@ class ParsedLines:
     """The rendered texts of a batch up to its first bad line, and that line's error if any."""
 
     texts: list[str]
+    values: list[tuple[str, ...]]
+    """Per sample, its field values in declared field order (segments, ``empty_fields``)."""
     line_numbers: list[int]
     blank_lines: int
     error: MintDimError | None
@@ -104,6 +107,7 @@ def read_raw_batches(
     for block in blocks:
         data += block
         newlines = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == _NEWLINE)
+        _check_line_lengths(plan, data, newlines, next_line)
         start = 0
         for taken in range(size, newlines.size + 1, size):
             end = int(newlines[taken - 1])
@@ -114,6 +118,17 @@ def read_raw_batches(
     if data:  # fewer than build_batch lines, the last one perhaps without a newline
         yield RawBatch(plan.index, next_line, data[:-1] if data.endswith(b"\n") else data)
     return blocks.fingerprint
+
+
+def _check_line_lengths(plan: FilePlan, data: bytes, newlines: np.ndarray, first_line: int) -> None:
+    """``LineTooLongError`` for the first line of ``data`` (which starts at ``first_line``) longer
+    than the limit, the unfinished last one included: memory stays bounded by the limit."""
+    bounds = np.concatenate(([-1], newlines, [len(data)]))
+    over = np.flatnonzero(np.diff(bounds) - 1 > plan.max_line_bytes)
+    if over.size:
+        raise LineTooLongError(
+            file=plan.path, line=first_line + int(over[0]), limit=plan.max_line_bytes
+        )
 
 
 class _Blocks:
@@ -175,23 +190,26 @@ def check_unchanged(plan: FilePlan, fingerprint: InputFingerprint) -> None:
 def parse_lines(batch: RawBatch, plan: FilePlan) -> ParsedLines:
     """Parse and render each line in order, stopping at the first line that breaks a rule."""
     texts: list[str] = []
+    values: list[tuple[str, ...]] = []
     numbers: list[int] = []
     blank = 0
-    render = plan.template.renderer()
+    get, join = plan.template.value_functions(plan.fields)
     for line_number, raw in enumerate(batch.lines(), start=batch.first_line):
         # A well-formed sample renders directly (orjson takes a trailing \r as JSON whitespace).
         # Rendering fails exactly when the line is blank or breaks a rule; only then is it looked
         # at again, to say which.
         try:
-            texts.append(render(orjson.loads(raw)))
+            sample = get(orjson.loads(raw))
+            texts.append(join(sample))
         except (orjson.JSONDecodeError, KeyError, TypeError):
             error = _line_error(raw, plan, line_number)
             if error is not None:
-                return ParsedLines(texts, numbers, blank, error)
+                return ParsedLines(texts, values, numbers, blank, error)
             blank += 1
             continue
+        values.append(sample)
         numbers.append(line_number)
-    return ParsedLines(texts, numbers, blank, None)
+    return ParsedLines(texts, values, numbers, blank, None)
 
 
 def _line_error(raw: bytes, plan: FilePlan, line_number: int) -> MintDimError | None:

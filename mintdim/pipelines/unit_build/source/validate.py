@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mintdim.pipelines.unit_build.contracts import Template
-from mintdim.pipelines.unit_build.rules import per_file
+from mintdim.pipelines.unit_build.rules import is_positive_int, per_file
 from mintdim.pipelines.unit_build.source.template import parse_template
 from mintdim.shared.errors import (
     FieldMappingError,
@@ -14,7 +14,13 @@ from mintdim.shared.errors import (
 )
 from mintdim.shared.paths import resolve
 
-__all__ = ["check_files_exist", "source_files", "source_schemas"]
+__all__ = [
+    "DEFAULT_MAX_LINE_BYTES",
+    "check_files_exist",
+    "max_line_bytes",
+    "source_files",
+    "source_schemas",
+]
 
 
 def source_files(files: object) -> list[str]:
@@ -23,6 +29,19 @@ def source_files(files: object) -> list[str]:
     if not paths:
         raise SourceValidationError(key="source.files", problem="empty")
     return paths
+
+
+DEFAULT_MAX_LINE_BYTES = 64 << 20
+"""64 MiB: hundreds of times any real sample, and still a bound on what one line can cost."""
+
+
+def max_line_bytes(value: object) -> int:
+    """The declared line limit, or the default when none was declared."""
+    if value is None:
+        return DEFAULT_MAX_LINE_BYTES
+    if not is_positive_int(value):
+        raise SourceValidationError(key="source.max_line_bytes", problem="not_positive", got=value)
+    return value
 
 
 def source_schemas(
@@ -60,8 +79,8 @@ def source_schemas(
 def check_files_exist(files: list[str]) -> list[str]:
     """Absolute paths of the input files, or ``MintDimFileNotFoundError`` for the first absent one."""
     resolved = []
-    for path in files:
-        absolute = resolve(path)
+    for index, path in enumerate(files):
+        absolute = resolve(path, f"source.files[{index}]")
         if not absolute.is_file():
             raise MintDimFileNotFoundError(context="source", path=path)
         resolved.append(str(absolute))

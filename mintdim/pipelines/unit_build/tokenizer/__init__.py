@@ -7,10 +7,11 @@ from typing import Protocol
 import numpy as np
 
 from mintdim.pipelines.unit_build.contracts import TokenizerSpec
+from mintdim.pipelines.unit_build.tokenizer.fast import FastEncoder, FastEngineUnavailable
 from mintdim.pipelines.unit_build.tokenizer.hf_json import HFJsonEncoder
 from mintdim.pipelines.unit_build.tokenizer.sentencepiece import SentencePieceEncoder
 
-__all__ = ["Encoder", "load_encoder"]
+__all__ = ["Encoder", "FastEngineUnavailable", "load_encoder"]
 
 
 class Encoder(Protocol):
@@ -18,10 +19,18 @@ class Encoder(Protocol):
 
     spec: TokenizerSpec
     vocab_size: int
-    unk_id: int
+    unk_id: int | None
     pad_id: int
+    eos_id: int | None
     unk_source: str
     pad_source: str
+    eos_source: str | None
+    offset_unit: str
+    """``"bytes"`` or ``"chars"``: the unit of ``encode_batch_starts``'s offsets."""
+    engine: str
+    """``reference`` (the tokenizer's own library) or ``fast`` (tokenizer/fast.py)."""
+    engine_version: str
+    """The library that encodes and its version, e.g. ``tokenizers 0.23.3``."""
 
     def encode(self, text: str) -> list[int]: ...
 
@@ -31,9 +40,20 @@ class Encoder(Protocol):
         """Ids of every text back to back, and each text's count; ``utf8[i]`` is
         ``texts[i].encode()``, already made for hashing, for libraries that read bytes faster."""
 
+    def encode_batch_starts(
+        self, texts: list[str], utf8: list[bytes]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``encode_batch``'s ids and counts, plus each token's start offset from the library
+        (in ``offset_unit``): the position of the token's first character in its text."""
+
 
 def load_encoder(spec: TokenizerSpec) -> Encoder:
-    """Load the tokenizer a spec names with the library its kind calls for."""
-    if spec.kind == "sentencepiece":
-        return SentencePieceEncoder(spec)
-    return HFJsonEncoder(spec)
+    """Load the tokenizer a spec names with the library its kind calls for, and its engine.
+
+    ``engine="fast"`` raises ``FastEngineUnavailable`` (holding the reference encoder, already
+    loaded) when gigatoken is missing or refuses the file: validation falls back and says why.
+    """
+    reference = SentencePieceEncoder(spec) if spec.kind == "sentencepiece" else HFJsonEncoder(spec)
+    if spec.engine == "reference":
+        return reference
+    return FastEncoder(reference)

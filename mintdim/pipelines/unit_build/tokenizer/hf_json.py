@@ -9,19 +9,27 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import tokenizers
 from tokenizers import Tokenizer
 
 from mintdim.pipelines.unit_build.contracts import TokenizerSpec
-from mintdim.shared.errors import TokenizerLoadError, TokenizerSpecialTokenError
+from mintdim.pipelines.unit_build.tokenizer.specials import Found, resolve_specials
+from mintdim.shared.errors import TokenizerLoadError
 
 __all__ = ["HFJsonEncoder"]
 
 _UNK_TOKENS = ("[UNK]", "<unk>")
 _PAD_TOKENS = ("[PAD]", "<pad>")
+_EOS_TOKENS = ("</s>", "<|endoftext|>", "<eos>")
 
 
 class HFJsonEncoder:
     """Encodes with ``Tokenizer.encode_batch_fast(add_special_tokens=False)``, padding and truncation off."""
+
+    offset_unit = "chars"
+    """``encode_batch_starts`` reports offsets in characters of the Python string."""
+    engine = "reference"
+    engine_version = f"tokenizers {tokenizers.__version__}"
 
     def __init__(self, spec: TokenizerSpec) -> None:
         self.spec = spec
@@ -31,37 +39,61 @@ class HFJsonEncoder:
             raise TokenizerLoadError(path=spec.path, method=spec.kind, detail=str(err)) from err
         vocab = self._tok.get_vocab(with_added_tokens=True)
         self.vocab_size = max(len(vocab), max(vocab.values(), default=-1) + 1)
-        self.unk_id, self.unk_source = self._unk()
-        self.pad_id, self.pad_source = self._pad()
+        content = json.loads(self._tok.to_str())
+        ids = resolve_specials(
+            spec,
+            unk=self._unk(content["model"]),
+            pad=self._pad(),
+            eos=self._eos(content),
+            looked_for={
+                "unk_id": f"model unk_token / unk_id, then tokens {' and '.join(_UNK_TOKENS)}",
+                "pad_id": f"padding.pad_id, then tokens {' and '.join(_PAD_TOKENS)}",
+                "eos_id": "the post-processor's closing special token, then special tokens "
+                + " and ".join(_EOS_TOKENS),
+            },
+            token_id=self._tok.token_to_id,
+        )
+        self.unk_id, self.unk_source = ids.unk_id, ids.unk_source
+        self.pad_id, self.pad_source = ids.pad_id, ids.pad_source
+        self.eos_id, self.eos_source = ids.eos_id, ids.eos_source
         self._tok.no_padding()
         self._tok.no_truncation()
 
-    def _unk(self) -> tuple[int, str]:
+    def _unk(self, model: dict) -> Found:
         # Unigram models keep unk_id only in the serialised model; the Python object hides it.
-        model = json.loads(self._tok.to_str())["model"]
         token = model.get("unk_token")
         if isinstance(token, str) and self._tok.token_to_id(token) is not None:
             return self._tok.token_to_id(token), f"model.unk_token {token!r}"
         if isinstance(model.get("unk_id"), int):
             return model["unk_id"], "model.unk_id"
-        return self._by_token("unk_id", _UNK_TOKENS, "model unk_token / unk_id")
+        return self._by_token(_UNK_TOKENS)
 
-    def _pad(self) -> tuple[int, str]:
+    def _pad(self) -> Found:
         padding = self._tok.padding
         if padding is not None:
             return padding["pad_id"], "padding.pad_id"
-        return self._by_token("pad_id", _PAD_TOKENS, "padding.pad_id")
+        return self._by_token(_PAD_TOKENS)
 
-    def _by_token(self, name: str, tokens: tuple[str, ...], first: str) -> tuple[int, str]:
+    def _eos(self, content: dict) -> Found:
+        """The token the file's own post-processor closes a sequence with (t5 ``</s>``, bert
+        ``[SEP]``), else a special added token with a conventional EOS name (phi-2's
+        ``<|endoftext|>``): what HF's ``add_special_tokens`` and tokenizer configs use."""
+        for processor in _processors(content.get("post_processor")):
+            token = _closing_token(processor)
+            if token is not None and self._tok.token_to_id(token) is not None:
+                return self._tok.token_to_id(token), f"post_processor {processor['type']} {token!r}"
+        special = {t["content"] for t in content.get("added_tokens", []) if t.get("special")}
+        for token in _EOS_TOKENS:
+            if token in special:
+                return self._tok.token_to_id(token), f"special token {token}"
+        return None
+
+    def _by_token(self, tokens: tuple[str, ...]) -> Found:
         for token in tokens:
             token_id = self._tok.token_to_id(token)
             if token_id is not None:
                 return token_id, f"token {token}"
-        raise TokenizerSpecialTokenError(
-            token=name,
-            path=self.spec.path,
-            looked_for=f"{first}, then tokens {' and '.join(tokens)}",
-        )
+        return None
 
     def encode(self, text: str) -> list[int]:
         """Token ids of one text."""
@@ -75,8 +107,51 @@ class HFJsonEncoder:
         """All ids of ``texts`` concatenated, and each text's token count (the library reads str)."""
         encodings = self._tok.encode_batch_fast(texts, add_special_tokens=False)
         lengths = np.fromiter(map(len, encodings), dtype=np.int64, count=len(encodings))
-        if not encodings:
-            return np.zeros(0, dtype=np.uint32), lengths
-        # One array per encoding, then one concatenate: the fastest path out of Python int lists.
+        # The library gives ids only as one Python list per text: gather them into one list and
+        # make one array (as fast as an array per text and a concatenate, without those arrays).
         # uint32: tokenizer.json ids are u32, and every one of them must survive.
-        return np.concatenate([np.array(e.ids, dtype=np.uint32) for e in encodings]), lengths
+        ids: list[int] = []
+        gather = ids.extend
+        for encoding in encodings:
+            gather(encoding.ids)
+        return np.array(ids, dtype=np.uint32), lengths
+
+    def encode_batch_starts(
+        self, texts: list[str], utf8: list[bytes]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``encode_batch`` plus each token's start offset (characters), from the library's
+        own offsets (``encode_batch`` computes them; ``encode_batch_fast`` does not)."""
+        encodings = self._tok.encode_batch(texts, add_special_tokens=False)
+        lengths = np.fromiter(map(len, encodings), dtype=np.int64, count=len(encodings))
+        if not encodings:
+            return np.zeros(0, dtype=np.uint32), lengths, np.zeros(0, dtype=np.int64)
+        flat = np.concatenate([np.array(e.ids, dtype=np.uint32) for e in encodings])
+        starts = np.fromiter(
+            (start for e in encodings for start, _ in e.offsets), dtype=np.int64, count=flat.size
+        )
+        return flat, lengths, starts
+
+
+def _processors(processor: dict | None) -> list[dict]:
+    """A post-processor, or each member of a ``Sequence`` of them."""
+    if not processor:
+        return []
+    if processor.get("type") == "Sequence":
+        return [p for member in processor.get("processors", []) for p in _processors(member)]
+    return [processor]
+
+
+def _closing_token(processor: dict) -> str | None:
+    """The special token a single-sequence post-processor puts after the sequence, if any."""
+    if processor.get("type") in ("RobertaProcessing", "BertProcessing"):
+        return processor["sep"][0]
+    if processor.get("type") != "TemplateProcessing":
+        return None
+    single = processor.get("single", [])
+    after = False
+    for piece in single:
+        if "Sequence" in piece:
+            after = True
+        elif after and "SpecialToken" in piece:
+            return piece["SpecialToken"]["id"]
+    return None

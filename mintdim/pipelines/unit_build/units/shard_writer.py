@@ -4,6 +4,8 @@ Layout: little-endian records of exactly ``unit_size`` slots each (tokens, then 
 of a shard starts at byte ``k * unit_size * bytes_per_token``. A shard closes after
 ``samples_per_shard`` records; the last one may be shorter. Each closed shard is hashed as it is
 written (no second read) and reported in the spec's form through the ``mintdim.unit_build`` logger.
+When segment spans are stored, each shard has its spans file beside it (``output/spans.py``),
+written in lockstep.
 """
 
 from __future__ import annotations
@@ -17,11 +19,19 @@ from typing import BinaryIO
 
 import numpy as np
 
+from mintdim.pipelines.unit_build.output import spans
 from mintdim.shared.human import human_bytes
 from mintdim.shared.lang import Bilingual
 from mintdim.shared.log import get_logger, show
 
-__all__ = ["ShardRecord", "UnitShardWriter", "shard_name", "shard_path", "unit_dir_name"]
+__all__ = [
+    "ShardRecord",
+    "UnitShardWriter",
+    "shard_name",
+    "shard_path",
+    "spans_path",
+    "unit_dir_name",
+]
 
 RECOMMENDED_SHARD_BYTES = 512 << 20
 """Above this a closed shard earns a warning; an internal heuristic, not a setting."""
@@ -56,6 +66,11 @@ def shard_path(unit_size: int, number: int) -> str:
     return f"{unit_dir_name(unit_size)}/{shard_name(number)}"
 
 
+def spans_path(unit_size: int, number: int) -> str:
+    """Path of shard ``number``'s segment spans inside the output directory."""
+    return shard_path(unit_size, number).removesuffix(".bin") + spans.SUFFIX
+
+
 @dataclass(frozen=True, slots=True)
 class ShardRecord:
     """A closed file of a unit (a shard, or its index), as listed in manifest.json."""
@@ -65,6 +80,8 @@ class ShardRecord:
     samples: int
     bytes: int
     sha256: str
+    spans: dict | None = None
+    """The spans file beside the shard: ``{"path", "bytes", "sha256"}``, or None."""
 
 
 class UnitShardWriter:
@@ -75,6 +92,7 @@ class UnitShardWriter:
         unit_path: Path,
         unit_size: int,
         samples_per_shard: int,
+        spans_stored: bool = False,
     ) -> None:
         self.unit_path = unit_path
         self.unit_size = unit_size
@@ -85,9 +103,14 @@ class UnitShardWriter:
         self._hash = hashlib.sha256()
         self._in_shard = 0
         self._bytes = 0
+        self._spans_stored = spans_stored
+        self._spans: BinaryIO | None = None
+        self._spans_hash = hashlib.sha256()
+        self._spans_bytes = 0
 
-    def write(self, rows: np.ndarray) -> None:
-        """Append records (a 2-D array of width ``unit_size``), splitting them across shards."""
+    def write(self, rows: np.ndarray, span_rows: np.ndarray | None = None) -> None:
+        """Append records (a 2-D array of width ``unit_size``), splitting them across shards;
+        ``span_rows`` are their span records when spans are stored."""
         start = 0
         while start < len(rows):
             if self._handle is None:
@@ -96,6 +119,11 @@ class UnitShardWriter:
             data = rows[start : start + take].tobytes()
             self._handle.write(data)
             self._hash.update(data)
+            if self._spans is not None:
+                span_data = span_rows[start : start + take].tobytes()
+                self._spans.write(span_data)
+                self._spans_hash.update(span_data)
+                self._spans_bytes += len(span_data)
             self._in_shard += take
             self._bytes += len(data)
             self.samples += take
@@ -110,26 +138,39 @@ class UnitShardWriter:
         return self.closed
 
     def abort(self) -> None:
-        """Close the open file without recording it (the build failed)."""
-        if self._handle is not None:
-            self._handle.close()
-            self._handle = None
+        """Close the open files without recording them (the build failed)."""
+        for handle in (self._handle, self._spans):
+            if handle is not None:
+                handle.close()
+        self._handle = self._spans = None
 
     def _open(self) -> None:
-        self._handle = open(self.unit_path / shard_name(len(self.closed)), "xb")  # noqa: SIM115
+        number = len(self.closed)
+        self._handle = open(self.unit_path / shard_name(number), "xb")  # noqa: SIM115
         self._hash = hashlib.sha256()
         self._in_shard = 0
         self._bytes = 0
+        if self._spans_stored:
+            self._spans = open(self.unit_path.parent / spans_path(self.unit_size, number), "xb")  # noqa: SIM115
+            self._spans_hash = hashlib.sha256()
+            self._spans_bytes = 0
 
     def _close(self) -> None:
         assert self._handle is not None  # noqa: S101 - only called with an open shard
         # The build fsyncs everything before its manifest anyway; doing it per shard here, while
         # the workers keep tokenizing, leaves little for that last step to wait for.
-        self._handle.flush()
-        os.fsync(self._handle.fileno())
-        self._handle.close()
-        self._handle = None
         number = len(self.closed)
+        span_record = None
+        if self._spans is not None:
+            _sync_close(self._spans)
+            self._spans = None
+            span_record = {
+                "path": spans_path(self.unit_size, number),
+                "bytes": self._spans_bytes,
+                "sha256": self._spans_hash.hexdigest(),
+            }
+        _sync_close(self._handle)
+        self._handle = None
         self.closed.append(
             ShardRecord(
                 path=shard_path(self.unit_size, number),
@@ -137,6 +178,7 @@ class UnitShardWriter:
                 samples=self._in_shard,
                 bytes=self._bytes,
                 sha256=self._hash.hexdigest(),
+                spans=span_record,
             )
         )
         size = human_bytes(self._bytes)
@@ -151,3 +193,9 @@ class UnitShardWriter:
         if self._bytes > RECOMMENDED_SHARD_BYTES:
             limit = f"{RECOMMENDED_SHARD_BYTES >> 20} MiB"  # the spec's "512 MiB"
             show(_log, SHARD_TOO_BIG, logging.WARNING, number=number, size=size, limit=limit)
+
+
+def _sync_close(handle: BinaryIO) -> None:
+    handle.flush()
+    os.fsync(handle.fileno())
+    handle.close()

@@ -1,0 +1,102 @@
+"""The parity guard: the fast engine's ids must equal the reference library's, checked as it runs.
+
+Exactness is MintDim's promise, so a fast engine is trusted only as far as it is checked:
+
+- at validation, the parity corpus (``parity_corpus.jsonl`` beside this module: one JSON string
+  per line, written for MintDim and under its MIT licence: whitespace, control and invisible
+  characters, combining marks, many scripts, emoji, code, and text that looks like special
+  tokens) plus every text of the demo data that ships in the package, then the first batch of
+  every input file, are encoded by both engines;
+- during the build, every row of each file's first batch and rows 0, 64, 128, ... of every other
+  batch (at least one row in 64, the same rows whatever the worker count) are re-encoded by the
+  reference library.
+
+The first difference stops the build with ``TokenizerParityError`` (file:line, both id
+sequences around it, how to switch engines); no manifest is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import orjson
+
+from mintdim.pipelines.unit_build.tokenizer.fast import FastEncoder
+from mintdim.shared.errors import TokenizerParityError
+
+__all__ = ["CORPUS", "EVERY", "build_rows", "check", "corpus"]
+
+CORPUS = Path(__file__).with_name("parity_corpus.jsonl")
+EVERY = 64
+"""During the build, one row in this many is re-encoded by the reference library."""
+_DEMO = Path(__file__).parents[3] / "demo"
+_DEMO_FILES = ("self_instruct_seed_alpaca.jsonl", "gsm8k_test_first300.jsonl")
+_AROUND = 8
+"""Ids shown on each side of the first difference."""
+
+
+def corpus() -> Iterator[tuple[str, int, str]]:
+    """``(file, line, text)`` of the parity corpus, then of the bundled demo data."""
+    for line, raw in enumerate(CORPUS.read_bytes().splitlines(), start=1):
+        yield f"mintdim/{CORPUS.relative_to(CORPUS.parents[3]).as_posix()}", line, orjson.loads(raw)
+    for name in _DEMO_FILES:
+        for line, raw in enumerate((_DEMO / name).read_bytes().splitlines(), start=1):
+            values = [v for v in orjson.loads(raw).values() if isinstance(v, str)]
+            # Joined as a template would: "\n\n" between fields, plus each field on its own.
+            for text in ("\n\n".join(values), *values):
+                yield f"mintdim/demo/{name}", line, text
+
+
+def build_rows(count: int, first_batch: bool) -> np.ndarray:
+    """The positions of a batch's rows the build re-encodes with the reference library."""
+    return np.arange(count) if first_batch else np.arange(0, count, EVERY)
+
+
+def check(
+    encoder: FastEncoder,
+    texts: list[str],
+    utf8: list[bytes],
+    fast: tuple[np.ndarray, np.ndarray] | None,
+    where: list[tuple[str, int]],
+    stage: str | list[str],
+) -> TokenizerParityError | None:
+    """Re-encode ``texts`` with the reference library and compare with the fast engine's ids.
+
+    ``fast`` is the fast engine's ``(flat, lengths)`` for exactly these texts, or None to encode
+    them here. ``where[i]`` is text i's ``(file, line)``, ``stage`` where the check runs (one
+    for all texts, or one per text). Returns the error of the first text whose ids differ.
+    """
+    flat, lengths = fast if fast is not None else encoder.encode_batch(texts, utf8)
+    ref_flat, ref_lengths = encoder.reference.encode_batch(texts, utf8)
+    if np.array_equal(lengths, ref_lengths) and np.array_equal(flat, ref_flat):
+        return None
+    ends, ref_ends = np.cumsum(lengths), np.cumsum(ref_lengths)
+    for row in range(len(texts)):
+        ours = flat[ends[row] - lengths[row] : ends[row]]
+        theirs = ref_flat[ref_ends[row] - ref_lengths[row] : ref_ends[row]]
+        if not np.array_equal(ours, theirs):
+            file, line = where[row]
+            found = stage if isinstance(stage, str) else stage[row]
+            return _error(encoder, found, file, line, theirs.tolist(), ours.tolist())
+    raise AssertionError("unreachable: the batches differ but no row does")
+
+
+def _error(
+    encoder: FastEncoder, stage: str, file: str, line: int, reference: list[int], fast: list[int]
+) -> TokenizerParityError:
+    common = min(len(reference), len(fast))
+    position = next((i for i in range(common) if reference[i] != fast[i]), common)
+    start = max(0, position - _AROUND)
+    return TokenizerParityError(
+        stage=stage,
+        file=file,
+        line=line,
+        path=encoder.spec.path,
+        engine_version=encoder.engine_version,
+        position=position,
+        window_start=start,
+        reference=reference[start : position + _AROUND],
+        fast=fast[start : position + _AROUND],
+    )

@@ -1,0 +1,330 @@
+"""The fast engine (tokenizer ``engine="fast"``, gigatoken): byte-identical output, the parity
+guard firing where it must, and the fallback to the reference engine saying why.
+
+gigatoken is an optional extra (``[fast]``, installed by ``make install``): without it only the
+fallback tests run. The corpora tests skip cleanly when ../shared/corpora is absent.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mintdim.pipelines.unit_build.api import found_before_work
+from mintdim.pipelines.unit_build.tokenizer import parity
+from mintdim.pipelines.unit_build.tokenizer.fast import FastEncoder
+from mintdim.shared.errors import TokenizerParityError, TokenizerValidationError
+from tests.conftest import CORPORA, corpora_file
+from tests.unit_build.helpers import job, read_json, train_sp, tree_bytes, write_jsonl
+
+SIZES = ((64, 256, 1024, 4096, 32768),)
+ROWS_PER_DATASET = 400
+
+
+def _needs_gigatoken() -> None:
+    pytest.importorskip("gigatoken", reason="the optional extra [fast] is not installed")
+
+
+def corpora_texts() -> list[str]:
+    """Every corpora dataset (blns, Thai, Vietnamese, emoji, code ...): each row's string values
+    joined by a newline, at most ``ROWS_PER_DATASET`` rows per file."""
+    corpora_file("datasets/blns.jsonl")
+    texts = []
+    for path in sorted((CORPORA / "datasets").glob("*.jsonl")):
+        for raw in path.read_bytes().splitlines()[:ROWS_PER_DATASET]:
+            values = json.loads(raw).values()
+            texts.append("\n".join(v for v in values if isinstance(v, str)))
+    return texts
+
+
+def without_engine(manifest: dict) -> dict:
+    """A manifest without its seal and the engine block only a fast-engine build writes."""
+    content = {k: v for k, v in manifest.items() if k != "manifest_sha256"}
+    content["tokenizer"] = {k: v for k, v in manifest["tokenizer"].items() if k != "engine"}
+    return content
+
+
+# ---------------------------------------------------------------------------
+# Byte-identical output
+# ---------------------------------------------------------------------------
+
+FAST_TOKENIZERS = [
+    pytest.param("roberta-base.tokenizer.json", {}, id="roberta"),
+    # phi-2 has neither UNK nor PAD, phi-3-mini and mistral no PAD: the SFT fallbacks supply them.
+    pytest.param(
+        "phi-2.tokenizer.json", {"pad_fallback": "eos", "unk_fallback": "none"}, id="phi-2"
+    ),
+    pytest.param("phi-3-mini.tokenizer.json", {"pad_fallback": "eos"}, id="phi-3-mini"),
+    pytest.param(
+        "mistral-7b-v0.1.tokenizer.model", {"pad_fallback": "eos", "append_eos": True}, id="mistral"
+    ),
+]
+BUILDS = [
+    *(pytest.param(*p.values, 2, 64, id=f"{p.id}-workers2") for p in FAST_TOKENIZERS),
+    pytest.param(*FAST_TOKENIZERS[0].values, 1, 97, id="roberta-workers1"),
+    pytest.param(*FAST_TOKENIZERS[0].values, 3, 1000, id="roberta-workers3"),
+]
+
+
+@pytest.mark.corpora
+@pytest.mark.parametrize(("tokenizer", "options"), FAST_TOKENIZERS)
+def test_fast_encode_batch_gives_the_reference_ids_on_the_corpora(tokenizer, options):
+    _needs_gigatoken()
+    from mintdim.pipelines.unit_build.contracts import TokenizerSpec
+    from mintdim.pipelines.unit_build.tokenizer import load_encoder
+
+    path = corpora_file(f"tokenizers/{tokenizer}")
+    kind = "hf_json" if tokenizer.endswith(".json") else "sentencepiece"
+    spec = TokenizerSpec(kind=kind, path=str(path), abs_path=str(path), engine="fast", **options)
+    fast = load_encoder(spec)
+    assert isinstance(fast, FastEncoder)
+    texts = corpora_texts()
+    flat, lengths = fast.encode_batch(texts, [t.encode() for t in texts])
+    # The reference: the library itself, one text at a time.
+    expected = [fast.reference.encode(text) for text in texts]
+    assert lengths.tolist() == [len(ids) for ids in expected]
+    assert flat.tolist() == [i for ids in expected for i in ids]
+
+
+@pytest.mark.corpora
+@pytest.mark.parametrize(("tokenizer", "options", "workers", "build_batch"), BUILDS)
+def test_fast_build_is_byte_identical_to_reference(
+    cwd, tokenizer, options, workers, build_batch, tmp_path
+):
+    _needs_gigatoken()
+    path = str(corpora_file(f"tokenizers/{tokenizer}"))
+    write_jsonl("data.jsonl", [{"text": text} for text in corpora_texts()])
+    builds = {}
+    for engine in ("reference", "fast"):
+        job(
+            ["data.jsonl"],
+            {"path": path, "engine": engine, **options},
+            sizes=SIZES,
+            build_batch=(build_batch,),
+            out=f"./{engine}",
+            samples_per_shard=(700,),
+        ).run(workers=workers, progress=False)
+        builds[engine] = tree_bytes(cwd / engine)
+    reference, fast = builds["reference"], builds["fast"]
+    assert reference.keys() == fast.keys()
+    for name in reference:
+        if name != "manifest.json":
+            assert fast[name] == reference[name], name
+    manifest = json.loads(fast["manifest.json"])
+    assert without_engine(manifest) == without_engine(json.loads(reference["manifest.json"]))
+    assert "engine" not in json.loads(reference["manifest.json"])["tokenizer"]
+    engine = manifest["tokenizer"]["engine"]
+    assert engine["ran"] == "fast" and engine["library"].startswith("gigatoken ")
+    samples = len(corpora_texts())
+    first_batch = min(build_batch, samples)
+    later = range(build_batch, samples, build_batch)
+    sampled = first_batch + sum(len(range(0, min(build_batch, samples - s), 64)) for s in later)
+    assert engine["parity"]["rows_checked_during_build"] == sampled
+    assert engine["parity"]["texts_checked_at_validation"] > first_batch
+
+
+def test_sentencepiece_control_pieces_in_text_stay_text(cwd):
+    """SentencePiece reads the text "</s>" as characters; gigatoken's converter would match it as
+    the EOS id unless MintDim drops control pieces from it."""
+    _needs_gigatoken()
+    model = train_sp(
+        cwd,
+        "bpe",
+        ["the unit build writes shards", "tokens and samples", "xin chao Viet Nam"] * 200,
+        model_type="bpe",
+        vocab_size=400,
+        byte_fallback=True,
+        pad_id=0,
+        unk_id=1,
+        bos_id=2,
+        eos_id=3,
+        remove_extra_whitespaces=False,  # as Llama and Mistral models do
+    )
+    texts = ["a </s> b <s> c <unk> d", "</s>", "<s>the unit</s>", "<pad> tokens"]
+    write_jsonl("data.jsonl", [{"text": t} for t in texts])
+    for engine in ("reference", "fast"):
+        job(["data.jsonl"], {"path": str(model), "engine": engine}, out=f"./{engine}").run(
+            workers=1, progress=False
+        )
+    assert read_json("fast/manifest.json")["tokenizer"]["engine"]["ran"] == "fast"
+    reference, fast = tree_bytes("reference"), tree_bytes("fast")
+    assert {k: v for k, v in fast.items() if k != "manifest.json"} == {
+        k: v for k, v in reference.items() if k != "manifest.json"
+    }
+
+
+# ---------------------------------------------------------------------------
+# The parity guard
+# ---------------------------------------------------------------------------
+
+
+def test_guard_stops_a_real_divergence_at_validation(cwd):
+    """Not injected: gigatoken 0.10 encodes "\n" to no ids with a SentencePiece BPE model that
+    removes extra whitespace (SentencePiece keeps a piece for it). The parity corpus holds "\n"
+    alone, so the build stops before any work."""
+    _needs_gigatoken()
+    model = train_sp(
+        cwd,
+        "bpe",
+        ["the unit build writes shards", "tokens and samples"] * 200,
+        model_type="bpe",
+        vocab_size=400,
+        byte_fallback=True,
+    )
+    write_jsonl("data.jsonl", _rows(10, set()))
+    with pytest.raises(TokenizerParityError) as caught:
+        job(["data.jsonl"], {"path": str(model), "engine": "fast"}).run(workers=1)
+    err = caught.value
+    corpus = [json.loads(line) for line in parity.CORPUS.read_bytes().splitlines()]
+    assert err.stage == "parity_corpus" and corpus[err.line - 1] == "\n"
+    assert err.fast == [] and err.reference and found_before_work(err)
+    assert not Path("out").exists()
+
+
+def _perturb(monkeypatch: pytest.MonkeyPatch, marker: bytes) -> None:
+    """Make the fast engine wrong on every text holding ``marker``: its first id plus one."""
+    real = FastEncoder.encode_batch
+
+    def perturbed(self, texts, utf8):
+        flat, lengths = real(self, texts, utf8)
+        flat = flat.copy()
+        starts = np.cumsum(lengths) - lengths
+        for row, data in enumerate(utf8):
+            if marker in data and lengths[row]:
+                flat[starts[row]] += 1
+        return flat, lengths
+
+    monkeypatch.setattr(FastEncoder, "encode_batch", perturbed)
+
+
+def _rows(count: int, marked: set[int]) -> list[dict]:
+    return [
+        {"text": f"sample {i} of the build" + (" MARK" if i in marked else "")}
+        for i in range(count)
+    ]
+
+
+@pytest.fixture
+def roberta() -> str:
+    _needs_gigatoken()
+    return str(corpora_file("tokenizers/roberta-base.tokenizer.json"))
+
+
+@pytest.mark.corpora
+@pytest.mark.parametrize("workers", [1, 2])
+def test_guard_stops_the_build_at_a_sampled_row(cwd, monkeypatch, roberta, workers):
+    # build_batch 100: rows 0..99 are the first batch; in the third batch (rows 200..299) the
+    # guard re-encodes rows 200 and 264. Row 264 is line 265.
+    write_jsonl("data.jsonl", _rows(400, {264}))
+    _perturb(monkeypatch, b"MARK")
+    with pytest.raises(TokenizerParityError) as caught:
+        job(["data.jsonl"], {"path": roberta, "engine": "fast"}, build_batch=(100,)).run(
+            workers=workers, progress=False
+        )
+    err = caught.value
+    assert (err.stage, err.file, err.line) == ("build", "data.jsonl", 265)
+    assert not found_before_work(err)
+    at = err.position - err.window_start
+    assert err.fast[at] == err.reference[at] + 1
+    assert err.fast[:at] == err.reference[:at] and err.fast[at + 1 :] == err.reference[at + 1 :]
+    assert str(err.reference) in err.message("en") and str(err.fast) in err.message("vi")
+    assert "data.jsonl:265" in err.message("en") and "data.jsonl:265" in err.message("vi")
+    assert 'engine": "reference"' in err.message("en")
+    assert not (cwd / "out" / "manifest.json").exists()
+
+
+@pytest.mark.corpora
+def test_guard_checks_every_row_of_the_first_batch_at_validation(cwd, monkeypatch, roberta):
+    write_jsonl("data.jsonl", _rows(300, {57}))  # row 57 is no multiple of 64
+    _perturb(monkeypatch, b"MARK")
+    with pytest.raises(TokenizerParityError) as caught:
+        job(["data.jsonl"], {"path": roberta, "engine": "fast"}, build_batch=(100,)).run(
+            workers=1, progress=False
+        )
+    assert (caught.value.stage, caught.value.line) == ("first_batch", 58)
+    assert found_before_work(caught.value)
+    assert not (cwd / "out").exists()
+
+
+@pytest.mark.corpora
+def test_guard_checks_the_parity_corpus_at_validation(cwd, monkeypatch, roberta):
+    corpus = [json.loads(line) for line in parity.CORPUS.read_bytes().splitlines()]
+    line = next(i for i, text in enumerate(corpus, start=1) if "</s>" in text)
+    write_jsonl("data.jsonl", _rows(10, set()))
+    _perturb(monkeypatch, b"</s>")
+    with pytest.raises(TokenizerParityError) as caught:
+        job(["data.jsonl"], {"path": roberta, "engine": "fast"}).run(workers=1, progress=False)
+    assert caught.value.stage == "parity_corpus"
+    assert caught.value.file.endswith("parity_corpus.jsonl") and caught.value.line == line
+
+
+@pytest.mark.corpora
+def test_unsampled_rows_are_not_reencoded(cwd, monkeypatch, roberta):
+    """The guard samples: a difference in a row it does not re-encode goes unseen (the manifest
+    says which rows are checked). This pins the sampling rule, not a wish."""
+    write_jsonl("data.jsonl", _rows(300, {150}))
+    _perturb(monkeypatch, b"MARK")
+    job(["data.jsonl"], {"path": roberta, "engine": "fast"}, build_batch=(100,)).run(
+        workers=1, progress=False
+    )
+    assert (
+        read_json("out/manifest.json")["tokenizer"]["engine"]["parity"]["rows_checked_during_build"]
+        == 100 + 2 + 2
+    )
+
+
+# ---------------------------------------------------------------------------
+# Falling back, and the option itself
+# ---------------------------------------------------------------------------
+
+
+def test_fast_on_a_tokenizer_gigatoken_refuses_falls_back_and_says_why(cwd, sp_model, caplog):
+    _needs_gigatoken()
+    write_jsonl("data.jsonl", _rows(20, set()))
+    caplog.set_level(logging.INFO, logger="mintdim")
+    job(["data.jsonl"], {"path": str(sp_model), "engine": "fast"}).run(workers=1, progress=False)
+    notices = [r.getMessage() for r in caplog.records if 'engine "fast"' in r.getMessage()]
+    assert len(notices) == 1 and "unigram" in notices[0] and "sentencepiece 0." in notices[0]
+    engine = read_json("out/manifest.json")["tokenizer"]["engine"]
+    assert engine == {
+        "declared": "fast",
+        "ran": "reference",
+        "library": engine["library"],
+        "fallback_reason": "unsupported",
+    }
+
+
+def test_fast_without_gigatoken_falls_back_in_vietnamese_too(cwd, hf_json, monkeypatch, caplog):
+    monkeypatch.setitem(sys.modules, "gigatoken", None)  # import gigatoken raises ImportError
+    monkeypatch.setenv("MINTDIM_LANG", "vi")
+    write_jsonl("data.jsonl", _rows(20, set()))
+    caplog.set_level(logging.INFO, logger="mintdim")
+    job(["data.jsonl"], {"path": str(hf_json), "engine": "fast"}).run(workers=1, progress=False)
+    notices = [r.getMessage() for r in caplog.records if 'engine "fast"' in r.getMessage()]
+    assert len(notices) == 1 and "chưa cài gigatoken" in notices[0]
+    engine = read_json("out/manifest.json")["tokenizer"]["engine"]
+    assert (engine["ran"], engine["fallback_reason"]) == ("reference", "not_installed")
+
+
+def test_reference_is_the_default_and_leaves_the_manifest_unchanged(cwd, hf_json):
+    write_jsonl("data.jsonl", _rows(20, set()))
+    job(["data.jsonl"], {"path": str(hf_json)}, out="./a").run(workers=1, progress=False)
+    job(["data.jsonl"], {"path": str(hf_json), "engine": "reference"}, out="./b").run(
+        workers=1, progress=False
+    )
+    assert tree_bytes("a") == tree_bytes("b")
+    assert "engine" not in read_json("a/manifest.json")["tokenizer"]
+
+
+@pytest.mark.parametrize("engine", ["turbo", "", 1, True, "FAST"])
+def test_an_unknown_engine_is_a_config_error(cwd, hf_json, engine):
+    write_jsonl("data.jsonl", _rows(2, set()))
+    with pytest.raises(TokenizerValidationError) as caught:
+        job(["data.jsonl"], {"path": str(hf_json), "engine": engine}).run(workers=1)
+    assert (caught.value.problem, caught.value.option) == ("bad_option", "engine")
+    assert not Path("out").exists()

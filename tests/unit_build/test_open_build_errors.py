@@ -1,0 +1,108 @@
+"""open_build refuses what is not a whole, known build with a named error naming the file and why."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mintdim import BuildReadError, NotABuildError, open_build
+from tests.unit_build.helpers import job, write_jsonl
+
+WORDS = ["the cat", "a dog runs", "the bird sings a song", "x"]
+
+
+@pytest.fixture
+def built(cwd: Path, sp_model: Path) -> Path:
+    """A small finished build of one SentencePiece tokenizer, two shards in its busiest unit."""
+    write_jsonl("data/a.jsonl", [{"text": w} for w in WORDS * 3])
+    job(["./data/a.jsonl"], sp_model, samples_per_shard=[2]).run(workers=1, progress=False)
+    return cwd / "out"
+
+
+def _edit_manifest(build: Path, change) -> Path:
+    path = build / "manifest.json"
+    content = json.loads(path.read_text())
+    change(content)
+    path.write_text(json.dumps(content))
+    return path
+
+
+def _first_shard(build: Path) -> Path:
+    return sorted(build.glob("unit_*/shard_*.bin"))[0]
+
+
+def test_a_directory_without_a_build_names_why(cwd, built):
+    with pytest.raises(NotABuildError) as missing:
+        open_build(cwd / "nowhere")
+    assert missing.value.reason == "missing"
+    (cwd / "plain.txt").write_text("x")
+    with pytest.raises(NotABuildError) as a_file:
+        open_build(cwd / "plain.txt")
+    assert a_file.value.reason == "not_directory"
+    (built / "manifest.json").unlink()
+    with pytest.raises(NotABuildError) as no_manifest:
+        open_build(built)
+    assert no_manifest.value.reason == "no_manifest"
+    assert isinstance(no_manifest.value, FileNotFoundError)
+
+
+@pytest.mark.parametrize("damage", [b"", b'{"format_version": 2, ', b"[1, 2]", b"\xff\xfe"])
+def test_a_corrupt_manifest_names_the_file(built, damage):
+    (built / "manifest.json").write_bytes(damage)
+    with pytest.raises(BuildReadError) as info:
+        open_build(built)
+    assert info.value.problem == "manifest_json"
+    assert info.value.path == str(built / "manifest.json")
+    assert "manifest.json" in info.value.message("vi")
+
+
+def test_a_manifest_missing_a_needed_field_names_it(built):
+    _edit_manifest(built, lambda content: content.pop("token_storage"))
+    with pytest.raises(BuildReadError) as info:
+        open_build(built)
+    assert info.value.problem == "manifest_field"
+    assert "token_storage" in info.value.detail
+
+
+def test_an_unknown_format_version_and_an_incomplete_status_are_refused(built):
+    _edit_manifest(built, lambda content: content.update(format_version=99))
+    with pytest.raises(BuildReadError) as version:
+        open_build(built)
+    assert (version.value.problem, version.value.detail) == ("version", "99")
+    assert "99" in str(version.value) and "format_version" in version.value.message("vi")
+
+    _edit_manifest(built, lambda content: content.update(format_version=2, status="partial"))
+    with pytest.raises(BuildReadError) as status:
+        open_build(built)
+    assert (status.value.problem, status.value.detail) == ("status", "'partial'")
+
+
+def test_a_short_shard_is_named_with_its_size(built):
+    shard = _first_shard(built)
+    data = shard.read_bytes()
+    shard.write_bytes(data[:-1])
+    build = open_build(built)
+    unit = int(shard.parent.name.removeprefix("unit_"))
+    with pytest.raises(BuildReadError) as info:
+        build.shard(unit, 0)
+    error = info.value
+    assert (error.problem, error.path, error.size) == ("short_shard", str(shard), len(data) - 1)
+    assert error.record_bytes == unit * 2  # uint16 tokens for the tiny vocabulary
+    assert f"mintdim verify {built}" in str(error)
+
+
+def test_a_missing_shard_and_a_damaged_unit_index_are_named(built):
+    shard = _first_shard(built)
+    unit = int(shard.parent.name.removeprefix("unit_"))
+    shard.unlink()
+    with pytest.raises(BuildReadError) as missing:
+        open_build(built).shard(unit, 0)
+    assert (missing.value.problem, missing.value.path) == ("missing_file", str(shard))
+
+    index = shard.parent / "index.npy"
+    index.write_bytes(b"not an npy file")
+    with pytest.raises(BuildReadError) as damaged:
+        open_build(built).unit_index(unit)
+    assert (damaged.value.problem, damaged.value.path) == ("unit_index", str(index))
