@@ -26,7 +26,7 @@ from mintdim.pipelines.unit_build.contracts import BuildPlan, FilePlan, Tokenize
 from mintdim.pipelines.unit_build.output.staging import Fragment, Piece, Staging
 from mintdim.pipelines.unit_build.source.jsonl import InputFingerprint, read_raw_batches
 from mintdim.pipelines.unit_build.tokenizer import Encoder
-from mintdim.shared.errors import InputChangedError, MintDimError
+from mintdim.shared.errors import BuildWriteError, InputChangedError, MintDimError
 
 __all__ = ["PieceEncoder", "cut_pieces", "default_piece_bytes"]
 
@@ -96,8 +96,14 @@ class PieceEncoder:
     def __call__(self, piece: Piece) -> Fragment:
         """The piece's fragment: reused when intact in the staging area, else encoded now."""
         file = self.plan.files[piece.file_index]
-        staging = Staging(self.plan.outputs[file.output_index].abs_path)
-        return staging.reuse(piece) or staging.write(piece, self._encoded(file, piece))
+        output = self.plan.outputs[file.output_index]
+        staging = Staging(output.abs_path)
+        try:
+            return staging.reuse(piece) or staging.write(piece, self._encoded(file, piece))
+        except OSError as err:  # a full disk, the file-size limit: the output's, named
+            if isinstance(err, MintDimError):
+                raise
+            raise BuildWriteError.from_os_error("output", output.path, err) from err
 
     def _encoded(self, file: FilePlan, piece: Piece) -> Iterator[EncodedBatch | MintDimError]:
         """The piece's batches in order, up to and including the first one that fails."""
