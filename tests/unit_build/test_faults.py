@@ -262,7 +262,9 @@ def test_an_output_directory_deleted_mid_build_is_named(cwd, sp_model, monkeypat
     write_jsonl("data.jsonl", _rows(60, words=30))
     _rewrite_during_build(monkeypatch, lambda: shutil.rmtree(cwd / "out"))
     with pytest.raises(errors.BuildWriteError) as caught:
-        job(["data.jsonl"], sp_model, sizes=[[64, 1024]], samples_per_shard=[2]).run(workers=1)
+        job(["data.jsonl"], sp_model, sizes=[[64, 1024]], samples_per_shard=[2]).run(
+            workers=1, piece_bytes=64
+        )
     assert (caught.value.reason, caught.value.directory) == ("gone", "./out")
     assert not (cwd / "out").exists()  # nothing is made again behind the user's back
 

@@ -39,6 +39,7 @@ def _file_plan(path: Path) -> FilePlan:
         sizes=(8,),
         build_batch=4,
         output_index=0,
+        max_line_bytes=1 << 20,
     )
 
 

@@ -63,7 +63,7 @@ def cut_pieces(plan: FilePlan, piece_bytes: int) -> Generator[Piece, None, Input
             whole.update(block)
             count += len(block)
             buffer += block
-            while (cut := _next_cut(buffer, start, piece_bytes)) is not None:
+            while (cut := _next_cut(buffer, start, piece_bytes, plan.max_line_bytes)) is not None:
                 piece = Piece(plan.index, number, start, cut, line, _sha256(buffer, cut - start))
                 line += buffer.count(b"\n", 0, cut - start)
                 del buffer[: cut - start]
@@ -74,11 +74,19 @@ def cut_pieces(plan: FilePlan, piece_bytes: int) -> Generator[Piece, None, Input
     return InputFingerprint(count, mtime_ns, whole.hexdigest())
 
 
-def _next_cut(buffer: bytearray, start: int, piece_bytes: int) -> int | None:
-    """The file offset where the piece starting at ``start`` ends, if ``buffer`` reaches it."""
+def _next_cut(buffer: bytearray, start: int, piece_bytes: int, max_line: int) -> int | None:
+    """The file offset where the piece starting at ``start`` ends, if ``buffer`` reaches it.
+
+    A line longer than ``max_line`` ends its piece where the buffer ends, so memory stays
+    bounded: reading that piece raises ``LineTooLongError`` for it, in input order.
+    """
     target = (start // piece_bytes + 1) * piece_bytes  # the next multiple past this piece's start
     newline = buffer.find(b"\n", max(0, target - 1 - start))
-    return None if newline < 0 else start + newline + 1
+    if newline >= 0:
+        return start + newline + 1
+    if len(buffer) - (buffer.rfind(b"\n") + 1) > max_line:
+        return start + len(buffer)
+    return None
 
 
 def _sha256(buffer: bytearray, size: int) -> str:
@@ -113,6 +121,9 @@ class PieceEncoder:
                 raw = next(raws)
             except StopIteration as done:
                 _check_same_bytes(file, piece, done.value)
+                return
+            except MintDimError as error:  # a line over the length limit
+                yield error
                 return
             try:
                 batch = self._batches(raw)
