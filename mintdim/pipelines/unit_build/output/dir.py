@@ -342,11 +342,13 @@ EMPTY_UNIT_TEXT = Bilingual(
 FAILED_TEXT = Bilingual(
     en="# Unit build failed\n\n"
     "This directory is not a finished build: it has no manifest.json and its shards are\n"
-    "incomplete. Fix the error below and build again into a new, empty directory.\n\n"
+    "incomplete. Fix the error below, then run the same build again with resume=True (runner:\n"
+    "resume=true) to reuse the pieces already encoded, or build into a new, empty directory.\n\n"
     "```text\n{message}\n```",
     vi="# Build unit thất bại\n\n"
     "Thư mục này không phải là một lần build hoàn chỉnh: không có manifest.json và các shard\n"
-    "chưa đầy đủ. Hãy sửa lỗi dưới đây rồi build lại vào một thư mục mới, rỗng.\n\n"
+    "chưa đầy đủ. Hãy sửa lỗi dưới đây, rồi chạy lại đúng lần build này với resume=True\n"
+    "(runner: resume=true) để dùng lại các piece đã encode, hoặc build vào một thư mục mới, rỗng.\n\n"
     "```text\n{message}\n```",
 )
 
