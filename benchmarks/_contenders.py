@@ -240,8 +240,13 @@ def mintdim_013(spec: dict) -> dict:
         from mintdim import pipeline
     except (ImportError, importlib.metadata.PackageNotFoundError) as err:
         return {"status": "skipped", "reason": f"mintdim 0.1.3 not importable ({err})"}
-    if version != "0.1.3":
-        return {"status": "skipped", "reason": f"this interpreter has mintdim {version}, not 0.1.3"}
+    imported = os.path.abspath(sys.modules["mintdim"].__file__)
+    if version != "0.1.3" or not imported.startswith(os.path.abspath(sys.prefix) + os.sep):
+        return {
+            "status": "skipped",
+            "reason": f"this interpreter has mintdim {version} and imported {imported}, "
+            "not the registry's 0.1.3 installed in it",
+        }
     job = pipeline("unit-build").source.jsonl(
         files=[spec["input"]], fields=[spec["fields"]], templates=[spec["template"]]
     )

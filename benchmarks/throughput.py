@@ -254,6 +254,8 @@ def benchmark_tokenizer(args: argparse.Namespace, tokenizer: Path, data: Path) -
         "tokenizer_options": args.tokenizer_options,
     }
     env_project = mintdim_env()
+    # Other interpreters must import their own packages, never this checkout on PYTHONPATH.
+    env_others = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     skipped: dict[str, str] = {}
     for name, module in (("datasets", "datasets"), ("datatrove", "datatrove")):
         if name in contenders:
@@ -289,7 +291,7 @@ def benchmark_tokenizer(args: argparse.Namespace, tokenizer: Path, data: Path) -
                 result = run_contender(
                     python,
                     spec,
-                    env=env_project if name in PROJECT else None,
+                    env=env_project if name in PROJECT else env_others,
                     sample_interval=args.sample_interval,
                     timeout=args.timeout,
                 )
