@@ -210,7 +210,7 @@ def _sample(build: UnitBuild, sample_id: int) -> None:
         )
     )
     echo(_T["hash"].render(hash=row["hash"]))
-    if build.segment_names() is not None and hasattr(build, "segments"):
+    if build.sequence_names() is not None:
         echo(_T["segments"].render())
         for name, start, stop in build.segments(sample_id):
             echo(_T["segment"].render(name=name, start=start, stop=stop))

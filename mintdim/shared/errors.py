@@ -2516,6 +2516,29 @@ class BuildReadError(MintDimError, ValueError):
         yield _H.FIX, self._FIXES.get(self.problem, self._DAMAGED_FIX)
 
 
+class NoSegmentSpansError(MintDimError, ValueError):
+    """Raised by ``open_build(dir).segments(i)`` when the build stores no segment spans."""
+
+    directory: str
+
+    summary = Bilingual(
+        "This build stores no segment spans.", "Bản build này không lưu span của các segment."
+    )
+    examples = ({"directory": "./artifacts/instruction_units"},)
+
+    def _sections(self) -> Iterator[Any]:
+        yield _H.DIRECTORY, self.directory
+        yield (
+            _H.FIX,
+            Bilingual(
+                'build it again with the tokenizer key encode: "whole" (the exact whole-text '
+                'tokens) or encode: "segments"; spans are stored only when encode is set',
+                'hãy build lại với key tokenizer encode: "whole" (token chính xác của cả văn '
+                'bản) hoặc encode: "segments"; span chỉ được lưu khi đặt encode',
+            ),
+        )
+
+
 __all__ = [
     "LANGUAGES",
     "MappingError",

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import sentencepiece as spm
 
 import mintdim
 from mintdim import LoaderOptionError, LoaderStateError, open_build
@@ -70,12 +71,12 @@ def _ids(batches) -> list[list[int]]:
     return [b.sample_ids.tolist() for b in batches]
 
 
-def _ranks(build, world_size: int, **options) -> list[list]:
+def _ranks(builds, world_size: int, **options) -> list[list]:
+    """Every rank's batches of one epoch (``builds``: one build or a list for a mixture)."""
+    builds = builds if isinstance(builds, list) else [builds]
     return [
-        list(mintdim.loader([build], rank=r, world_size=world_size, **options))
-        if not isinstance(build, list)
-        else list(mintdim.loader(build, rank=r, world_size=world_size, **options))
-        for r in range(world_size)
+        list(mintdim.loader(builds, rank=rank, world_size=world_size, **options))
+        for rank in range(world_size)
     ]
 
 
@@ -443,6 +444,53 @@ def test_targets_need_a_build_with_segment_spans(sp_build):
     with pytest.raises(LoaderOptionError) as caught:
         open_build(out).loader(batch_size=2, targets=["output"])
     assert caught.value.problem == "no_spans" and str(out) in caught.value.message("vi")
+
+
+ALPACA = "### Instruction:\n{instruction}\n\n### Input:\n{input}\n\n### Response:\n{output}"
+
+
+@pytest.mark.parametrize("tokenizer", ["demo_unigram", "mistral"])
+def test_targets_keep_labels_only_on_the_named_segments(tmp_path, tokenizer):
+    """Answer-only labels on real SFT builds (spans stored, EOS appended). With mistral, PAD
+    falls back to EOS, so PAD and the real EOS share an id: only positions tell them apart."""
+    demo = REPO / "mintdim" / "demo"
+    if tokenizer == "mistral":
+        path = corpora_file("tokenizers/mistral-7b-v0.1.tokenizer.model")
+        config = {"path": str(path), "encode": "whole", "append_eos": True, "pad_fallback": "eos"}
+    else:
+        path = demo / "demo_unigram.model"
+        config = {"path": str(path), "encode": "whole", "append_eos": True}
+    eos = spm.SentencePieceProcessor(model_file=str(path)).eos_id()
+    rows = [json.loads(line) for line in (demo / "self_instruct_seed_alpaca.jsonl").open()]
+    data = write_jsonl(tmp_path / "alpaca.jsonl", rows)
+    job(
+        [str(data)],
+        config,
+        fields=[["instruction", "input", "output"]],
+        templates=[ALPACA],
+        sizes=[[64, 128, 192, 256, 384, 512, 1024, 2048, 4096]],
+        samples_per_shard=[16],
+        out=str(tmp_path / "sft"),
+    ).run(workers=1, progress=False)
+    build = open_build(tmp_path / "sft")
+    if tokenizer == "mistral":
+        assert build.pad_id == eos
+    ranks = _ranks(build, 2, tokens_per_batch=2048, drop_last=False, targets=["output", "eos"])
+    _assert_lockstep(ranks)
+    seen = 0
+    for batch in ranks[0] + ranks[1]:
+        for i, sample_id in enumerate(batch.sample_ids.tolist()):
+            want = np.full(batch.unit_size, -100)
+            for name, start, stop in build.segments(sample_id):
+                if name in ("output", "eos"):
+                    want[start:stop] = batch.input_ids[i, start:stop]
+            assert batch.labels[i].tolist() == want.tolist(), sample_id
+            assert batch.labels[i, batch.lengths[i] - 1] == eos  # the real EOS keeps its label
+            seen += 1
+    assert seen == len(build) == len(rows)
+    with pytest.raises(LoaderOptionError) as caught:
+        build.loader(batch_size=2, targets=["answer"])
+    assert caught.value.problem == "unknown_segment" and "output" in caught.value.known
 
 
 def test_builds_given_as_paths_are_opened(sp_build):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mintdim import BuildReadError, NotABuildError, open_build
+from mintdim import BuildReadError, NoSegmentSpansError, NotABuildError, open_build
 from tests.unit_build.helpers import job, write_jsonl
 
 WORDS = ["the cat", "a dog runs", "the bird sings a song", "x"]
@@ -106,3 +106,13 @@ def test_a_missing_shard_and_a_damaged_unit_index_are_named(built):
     with pytest.raises(BuildReadError) as damaged:
         open_build(built).unit_index(unit)
     assert (damaged.value.problem, damaged.value.path) == ("unit_index", str(index))
+
+
+def test_segments_of_a_build_without_spans_is_a_named_error(built):
+    build = open_build(built)
+    assert build.sequence_names() is None
+    with pytest.raises(NoSegmentSpansError) as info:
+        build.segments(0)
+    assert info.value.directory == str(built)
+    assert 'encode: "whole"' in info.value.message("en")
+    assert 'encode: "whole"' in info.value.message("vi")

@@ -186,3 +186,38 @@ def test_every_flipped_byte_of_an_sft_build_is_found(tmp_path, rows):
     for relative, offset in flipped_bytes(out, random.Random(3), per_file=3):
         assert not verify_build(out).ok, f"{relative} byte {offset} changed unnoticed"
     assert verify_build(out).ok
+
+
+def test_extend_rounds_new_units_up_to_the_planned_alignment(tmp_path, rows, reference_ids):
+    """units="auto" with align=64 and max_size=128: every longer sample goes to a unit that is
+    the smallest multiple of 64 holding it (or an earlier such unit that holds it)."""
+    data = tmp_path / "alpaca.jsonl"
+    write_jsonl(data, rows)
+    tokenizer = corpora_file("tokenizers/phi-3-mini.tokenizer.json")
+    job(
+        [str(data)],
+        {"path": str(tokenizer), "pad_fallback": "eos", "append_eos": True},
+        fields=[FIELDS],
+        templates=[TEMPLATE],
+        sizes="auto",
+        build_batch=[16],
+        out=str(tmp_path / "out"),
+    ).units(sizes="auto", build_batch=[16], count=2, align=64, max_size=128).run(
+        workers=2, progress=False, on_overflow="extend"
+    )
+    extended: list[int] = []
+    expected = []
+    for line, ids in enumerate(reference_ids, start=1):
+        if len(ids) <= 128:
+            continue
+        fitting = [u for u in extended if u >= len(ids)]
+        unit = min(fitting) if fitting else -(-len(ids) // 64) * 64
+        if not fitting:
+            extended.append(unit)
+        expected.append((line, unit))
+    events = read_jsonl(tmp_path / "out/overflow_index.jsonl")
+    assert [(e["source_line"], e["new_unit_size"]) for e in events] == expected
+    manifest = read_json(tmp_path / "out/manifest.json")
+    assert manifest["units"]["extended_sizes"] == sorted(extended)
+    assert all(size % 64 == 0 for size in manifest["units"]["sizes"])
+    assert verify_build(tmp_path / "out", deep=True).ok

@@ -73,3 +73,37 @@ def test_planner_options_only_with_auto(sp_model, cwd):
     with pytest.raises(UnitValidationError) as caught:
         job(["a.jsonl"], sp_model).units(sizes="auto", build_batch=[4], align=0).run(workers=1)
     assert caught.value.key == "units.align"
+
+
+def test_auto_units_never_plan_a_size_past_the_largest_unit_allowed(sp_model, cwd, monkeypatch):
+    # Samples longer than MAX_UNIT_SIZE (2**24) are impractical to write in a test: lower it.
+    from mintdim.pipelines.unit_build.units import auto
+
+    monkeypatch.setattr(auto, "MAX_UNIT_SIZE", 40)
+    rows = _rows(60)
+    write_jsonl("a.jsonl", rows)
+    encode = reference_encoder(sp_model)
+    over = [(i + 1, n) for i, row in enumerate(rows) if (n := len(encode(row["text"]))) > 40]
+    declared = job(["a.jsonl"], sp_model).units(sizes="auto", build_batch=[16], count=3)
+    with pytest.raises(UnitOverflowError) as caught:
+        declared.run(workers=1, progress=False)
+    assert (caught.value.count, caught.value.max_unit_size) == (len(over), 40)
+    assert not (cwd / "out").exists()
+
+
+def test_auto_units_with_max_size_leave_overlong_samples_to_a_skip_policy(sp_model, cwd):
+    rows = _rows(120)
+    write_jsonl("a.jsonl", rows)
+    encode = reference_encoder(sp_model)
+    counts = [len(encode(row["text"])) for row in rows]
+    expected = plan_units(counts, 3, max_size=40)
+    declared = job(["a.jsonl"], sp_model).units(
+        sizes="auto", build_batch=[16], count=3, max_size=40
+    )
+    declared.run(workers=1, progress=False, on_overflow="skip")
+    stats = read_json("out/stats.json")
+    manifest = read_json("out/manifest.json")
+    assert manifest["units"]["sizes"] == list(expected.sizes)
+    # the plan's figures are those of the samples that fit: exactly what a skipping build writes
+    assert stats["pad_tokens"] == manifest["units"]["planned"]["predicted_pad_tokens"]
+    assert stats["total_samples"] == sum(1 for n in counts if n <= 40)

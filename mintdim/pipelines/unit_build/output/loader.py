@@ -162,10 +162,11 @@ class UnitLoader:
         """Batches of this epoch already yielded by iteration (where iteration continues)."""
         self._plan: list[_Read] | None = None
         self._maps: dict[tuple[int, int, int], np.ndarray] = {}
+        self._wanted: dict[int, np.ndarray] = {}
 
     def __getstate__(self) -> dict:
         # The plan is recomputed where needed; builds pickle without their memory maps.
-        return {**self.__dict__, "_plan": None, "_maps": {}}
+        return {**self.__dict__, "_plan": None, "_maps": {}, "_wanted": {}}
 
     def set_epoch(self, epoch: int) -> None:
         """Move to ``epoch`` (its own order) from its first batch; the same epoch keeps its place."""
@@ -268,7 +269,7 @@ class UnitLoader:
             position=position,
             step_end=planned.step_end,
             ignore_id=self.options.ignore_id,
-            target_mask=self._target_mask(build, read.sample_ids, unit),
+            target_mask=self._target_mask(read),
         )
 
     def _shard(self, source: int, unit_size: int, number: int) -> np.ndarray:
@@ -277,17 +278,31 @@ class UnitLoader:
             self._maps[key] = self.builds[source].shard(unit_size, number)
         return self._maps[key]
 
-    def _target_mask(
-        self, build: UnitBuild, sample_ids: np.ndarray, unit_size: int
-    ) -> np.ndarray | None:
+    def _target_mask(self, read: _Read) -> np.ndarray | None:
+        """bool [B, unit_size]: the positions inside a target segment, from the stored spans."""
         if self.options.targets is None:
             return None
-        mask = np.zeros((sample_ids.size, unit_size), dtype=bool)
-        for row, sample_id in enumerate(sample_ids.tolist()):
-            for name, start, stop in build.segments(sample_id):
-                if name in self.options.targets:
-                    mask[row, start:stop] = True
-        return mask
+        planned = read.planned
+        build = self.builds[planned.source]
+        if planned.source not in self._wanted:
+            # Per input file, which segment index is a target; one more column, always False,
+            # for the positions past the last stop (PAD).
+            names = build.sequence_names()
+            width = build.manifest["segment_spans"]["record_width"]
+            wanted = np.zeros((len(names), width + 1), dtype=bool)
+            for file, file_names in enumerate(names):
+                wanted[file, : len(file_names)] = [n in self.options.targets for n in file_names]
+            self._wanted[planned.source] = wanted
+        parts = [
+            build.shard_spans(planned.unit_size, shard)[rows]
+            for shard, rows in zip(read.shards, read.rows, strict=True)
+        ]
+        if not parts:
+            return np.zeros((0, planned.unit_size), dtype=bool)
+        records = np.concatenate(parts)
+        # Segment k holds [stop_{k-1}, stop_k): a position's segment is how many stops it passed.
+        passed = records[:, None, 1:] <= np.arange(planned.unit_size)[None, :, None]
+        return self._wanted[planned.source][records[:, :1], passed.sum(axis=2)]
 
 
 # ---------------------------------------------------------------------------
@@ -495,11 +510,12 @@ def _targets(targets: Sequence[str] | None, builds: Sequence[UnitBuild]) -> tupl
     if not names or not all(isinstance(name, str) for name in names):
         raise LoaderOptionError(option="targets", value=targets, problem="targets")
     for build in builds:
-        known = build.segment_names()
-        if known is None:
+        sequences = build.sequence_names()
+        if sequences is None:
             raise LoaderOptionError(
                 option="targets", value=names, problem="no_spans", build=str(build.path)
             )
+        known = {name for sequence in sequences for name in sequence}
         unknown = [name for name in names if name not in known]
         if unknown:
             raise LoaderOptionError(

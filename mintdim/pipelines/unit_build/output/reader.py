@@ -27,7 +27,7 @@ from mintdim.pipelines.unit_build.output import manifest, sample_index, spans, u
 from mintdim.pipelines.unit_build.output.dir import UNIT_BUILD_FAILED
 from mintdim.pipelines.unit_build.segments import segment_names
 from mintdim.pipelines.unit_build.units.shard_writer import shard_path, spans_path
-from mintdim.shared.errors import BuildReadError, NotABuildError
+from mintdim.shared.errors import BuildReadError, NoSegmentSpansError, NotABuildError
 
 __all__ = ["UnitBuild", "open_build", "require_build"]
 
@@ -87,22 +87,31 @@ class UnitBuild:
         build whose tokenizer set ``encode`` (spans file format: output/spans.py)."""
         layout = self.manifest.get("segment_spans", {})
         if not layout.get("stored"):
-            raise ValueError(
-                f"{self.path}: this build stores no segment spans; build it with the tokenizer "
-                'key encode: "whole" or "segments"'
-            )
+            raise NoSegmentSpansError(directory=str(self.path))
         self[sample_id]  # the same id checks as the tokens
         units, positions = self._sample_places()
         size = list(self.units)[units[sample_id]]
         shard, row = divmod(int(positions[sample_id]), self.samples_per_shard)
-        relative = spans_path(size, shard)
-        if relative not in self._shards:
-            data = np.memmap(self.path / relative, dtype=spans.DTYPE, mode="r")
-            self._shards[relative] = spans.read_records(data, layout["record_width"])
-        record = self._shards[relative][row]
-        names = segment_names(self.manifest["source"]["sequence_templates"][int(record[0])])
+        record = self.shard_spans(size, shard)[row]
+        names = self.sequence_names()[int(record[0])]
         stops = record[1 : 1 + len(names)].tolist()
         return list(zip(names, [0, *stops[:-1]], stops, strict=True))
+
+    def sequence_names(self) -> list[list[str]] | None:
+        """Per input file, its segments' names in order; None when the build stores no spans."""
+        if not self.manifest.get("segment_spans", {}).get("stored"):
+            return None
+        return [segment_names(entry) for entry in self.manifest["source"]["sequence_templates"]]
+
+    def shard_spans(self, unit_size: int, number: int) -> np.ndarray:
+        """Shard ``number``'s span records, ``[records, 1 + span_width]`` int32 (output/spans.py)."""
+        relative = spans_path(unit_size, number)
+        if relative not in self._shards:
+            self._size(self.path / relative)  # a missing file is a damaged build: BuildReadError
+            data = np.memmap(self.path / relative, dtype=spans.DTYPE, mode="r")
+            width = self.manifest["segment_spans"]["record_width"]
+            self._shards[relative] = spans.read_records(np.asarray(data), width)
+        return self._shards[relative]
 
     def unit_index(self, unit_size: int) -> np.ndarray:
         """One unit's entries (``sample_id``, ``token_count``) in record order; empty if none."""
@@ -166,16 +175,6 @@ class UnitBuild:
     def tokens(self, row: dict) -> np.ndarray:
         """A sample's tokens without padding."""
         return self.record(row)[: row["token_count"]]
-
-    def segment_names(self) -> set[str] | None:
-        """Names of the segments whose token spans this build stores; None when it stores none."""
-        if not self.manifest.get("segment_spans", {}).get("stored"):
-            return None
-        return {
-            entry.get("name", entry["kind"])
-            for sequence in self.manifest["source"]["sequence_templates"]
-            for entry in sequence
-        }
 
     def loader(self, **options: object):  # noqa: ANN201 - the type lives in output/loader.py
         """Unit-homogeneous training batches over this build: see :func:`output.loader.loader`."""

@@ -14,6 +14,7 @@ import numpy as np
 from mintdim.pipelines.unit_build.contracts import BuildPlan, ScanResult
 from mintdim.pipelines.unit_build.units.optimal import UnitPlan, plan_units
 from mintdim.pipelines.unit_build.units.overflow import OverflowTally
+from mintdim.pipelines.unit_build.units.validate import MAX_UNIT_SIZE
 from mintdim.shared.errors import UnitOverflowError, UnitPlanError
 
 __all__ = ["planned_build", "unit_plans"]
@@ -41,12 +42,18 @@ def unit_plans(plan: BuildPlan, scan: ScanResult) -> list[UnitPlan]:
 
 
 def planned_build(plan: BuildPlan, scan: ScanResult, plans: list[UnitPlan]) -> BuildPlan:
-    """The build plan with every output's planned sizes; samples over ``max_size`` overflow."""
+    """The build plan with every output's planned sizes. Under ``on_overflow="abort"`` samples
+    over ``max_size`` overflow here, from the scan; samples no unit may hold at all (over
+    ``MAX_UNIT_SIZE``) overflow under every policy."""
     auto = plan.auto
     for output, unit_plan in zip(plan.outputs, plans, strict=True):
-        if unit_plan.too_long.size:
-            cap = auto.max_size - auto.max_size % auto.align
-            raise _overflow(plan, scan, output.file_indexes, cap)
+        if unit_plan.too_long.size and plan.on_overflow == "abort":
+            # Known from the scan: fail before anything is written. Other policies deal with
+            # these samples in the build (skip, truncate, or extend a unit).
+            raise _overflow(plan, scan, output.file_indexes, unit_plan.max_fitting)
+        if unit_plan.sizes[-1] > MAX_UNIT_SIZE:
+            limit = MAX_UNIT_SIZE - MAX_UNIT_SIZE % auto.align
+            raise _overflow(plan, scan, output.file_indexes, limit)
     outputs = tuple(
         replace(output, sizes=unit_plan.sizes, planned=unit_plan.manifest_record())
         for output, unit_plan in zip(plan.outputs, plans, strict=True)

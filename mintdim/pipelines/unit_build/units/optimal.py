@@ -70,6 +70,11 @@ class UnitPlan:
     length_samples: np.ndarray = field(repr=False)
     """How many samples have each of ``lengths``: the length histogram pictures are drawn from."""
 
+    @property
+    def max_fitting(self) -> int | None:
+        """The largest size ``max_size`` and ``align`` allow (None without ``max_size``)."""
+        return _largest_allowed(self.max_size, self.align)
+
     def manifest_record(self) -> dict[str, object]:
         """How the sizes were chosen, as the manifest records it."""
         return {
@@ -132,7 +137,7 @@ class _Problem:
 
     def __init__(self, counts: np.ndarray, align: int, max_size: int | None, cost: str) -> None:
         self.align, self.max_size, self.cost = align, max_size, cost
-        cap = None if max_size is None else max_size - max_size % align
+        cap = _largest_allowed(max_size, align)
         self.too_long = np.empty(0, np.int64) if cap is None else np.flatnonzero(counts > cap)
         # One pass over the samples; everything after works on the m distinct lengths.
         self.lengths, self.length_samples = _histogram(counts)
@@ -171,6 +176,10 @@ class _Problem:
             lengths=self.lengths,
             length_samples=self.length_samples,
         )
+
+
+def _largest_allowed(max_size: int | None, align: int) -> int | None:
+    return None if max_size is None else max_size - max_size % align
 
 
 def _candidates(
