@@ -141,6 +141,7 @@ def test_quick_start_example_runs_as_written(tmp_path, monkeypatch, sp_model):
                 "sha256": file_sha256("data/alpaca.jsonl"),
             }
         ],
+        "max_line_bytes": 64 << 20,  # the default line limit the build read with
     }
 
 

@@ -108,6 +108,33 @@ def test_a_missing_shard_and_a_damaged_unit_index_are_named(built):
     assert (damaged.value.problem, damaged.value.path) == ("unit_index", str(index))
 
 
+@pytest.mark.parametrize(
+    ("offset", "byte"),
+    [(20, b"("), (30, b'"'), (11, b"{"), (60, b"\\")],
+    ids=["paren", "quote", "brace", "backslash"],
+)
+def test_a_damaged_unit_index_header_is_a_named_error(built, offset, byte):
+    """One byte of the .npy header dictionary changed: NumPy's own parser fails in many ways
+    (tokenize.TokenError, SyntaxError, ValueError); each is BuildReadError naming the file."""
+    index = _first_shard(built).parent / "index.npy"
+    unit = int(index.parent.name.removeprefix("unit_"))
+    data = bytearray(index.read_bytes())
+    data[offset : offset + 1] = byte
+    index.write_bytes(bytes(data))
+    with pytest.raises(BuildReadError) as damaged:
+        open_build(built).unit_index(unit)
+    assert (damaged.value.problem, damaged.value.path) == ("unit_index", str(index))
+    assert "index.npy" in damaged.value.message("vi")
+
+
+def test_an_empty_unit_index_is_a_named_error(built):
+    index = _first_shard(built).parent / "index.npy"
+    index.write_bytes(b"")
+    with pytest.raises(BuildReadError) as damaged:
+        open_build(built).unit_index(int(index.parent.name.removeprefix("unit_")))
+    assert damaged.value.problem == "unit_index"
+
+
 def test_segments_of_a_build_without_spans_is_a_named_error(built):
     build = open_build(built)
     assert build.sequence_names() is None

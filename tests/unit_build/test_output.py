@@ -113,6 +113,7 @@ def test_manifest_fields_and_shard_checksums(cwd, sp_model):
             }
             for name in ("a.jsonl", "b.jsonl")
         ],
+        "max_line_bytes": 64 << 20,
     }
     assert manifest["output"] == {"samples_per_shard": 3}
     assert manifest["hash"]["algorithm"] == "sha256"

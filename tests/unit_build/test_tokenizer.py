@@ -4,6 +4,7 @@ ids read from the library and where they came from, dtype selection, and untouch
 
 from __future__ import annotations
 
+import hashlib
 import json
 import warnings
 from pathlib import Path
@@ -387,3 +388,35 @@ def test_each_output_uses_its_own_tokenizer_ids_and_dtype(cwd, hf_json):
     assert read_jsonl("o1/unk_index.jsonl")[0]["unk_positions"] == [1]  # [UNK] is 1 here
     assert read_jsonl("o2/unk_index.jsonl")[0]["unk_positions"] == [2]  # and 0 there
     assert [o.stats["unk_tokens"] for o in result.outputs] == [1, 1]
+
+
+@pytest.mark.parametrize("kind", ["sp_model", "hf_json"])
+@pytest.mark.parametrize("engine", ["reference", "fast"])
+def test_the_manifest_hashes_the_bytes_the_tokenizer_was_loaded_from(
+    cwd, kind, engine, request, monkeypatch
+):
+    """The tokenizer file is replaced right after validation loaded it: the manifest's SHA-256
+    is still that of the bytes the build encodes with, not of a second read."""
+    from mintdim.pipelines.unit_build.tokenizer import validate as tokenizer_validate
+
+    if engine == "fast":
+        pytest.importorskip("gigatoken")
+    source = request.getfixturevalue(kind)
+    local = cwd / f"tok{source.suffix}"
+    original = source.read_bytes()
+    local.write_bytes(original)
+    load = tokenizer_validate.load_encoder
+
+    def load_then_replace(spec):
+        try:
+            return load(spec)  # FastEngineUnavailable for a model gigatoken refuses
+        finally:
+            local.write_bytes(original + b" ")  # another file now sits at the path
+
+    monkeypatch.setattr(tokenizer_validate, "load_encoder", load_then_replace)
+    write_jsonl("data.jsonl", [{"text": text} for text in TEXTS])
+    config = {"path": str(local), "engine": engine}
+    job(["data.jsonl"], config).run(workers=1, progress=False)
+    manifest = read_json("out/manifest.json")
+    assert manifest["tokenizer"]["sha256"] == hashlib.sha256(original).hexdigest()
+    assert manifest["tokenizer"]["sha256"] != file_sha256(local)

@@ -92,6 +92,16 @@ def test_an_intact_build_passes_every_check(cwd, tokenizer, request):
     assert report["samples"] == stats["total_samples"]
     assert report["shards"] == stats["shard_count"]
     assert report["shard_bytes"] == stats["shard_bytes"]
+    # The hidden reserve for a failure marker is gone once the build is complete ...
+    assert not [p for p in out.rglob("*") if p.name.endswith(".room")]
+
+
+def test_a_left_behind_marker_reserve_is_not_part_of_a_build(cwd, sp_model):
+    """... and one found beside a manifest (a file put there later) is listed as unlisted."""
+    out = _build(cwd, sp_model)
+    unit = sorted(out.glob("unit_*"))[0]
+    (unit / ".UNIT_BUILD_FAILED.md.room").write_bytes(bytes(16 << 10))
+    assert _codes(_report(out)) == {(f"{unit.name}/.UNIT_BUILD_FAILED.md.room", "unlisted")}
 
 
 def test_every_flipped_byte_in_every_file_is_found(cwd, hf_json):
@@ -265,3 +275,22 @@ def test_an_id_outside_the_vocabulary_is_found(cwd, sp_model):
     assert ("vocabulary", 2, vocab) in found
     code, output = _verify(str(out))
     assert f"outside the vocabulary of {vocab}" in output
+
+
+def test_deep_reads_lines_with_the_builds_line_limit(cwd, sp_model):
+    """The manifest records source.max_line_bytes; --deep reads the inputs with that limit."""
+    out = _build(cwd, sp_model)
+    path = out / "manifest.json"
+    content = read_json(path)
+    assert content["source"]["max_line_bytes"] == 64 << 20  # the documented default
+    longest = max(len(line) for line in (cwd / "data.jsonl").read_bytes().splitlines())
+    content["source"]["max_line_bytes"] = longest - 1  # as if the build had read with this limit
+    path.write_bytes(orjson.dumps(content, option=orjson.OPT_INDENT_2) + b"\n")
+    _reseal(out)
+    assert _report(out)["ok"]
+    report = _report(out, "--deep")
+    failure = report["failures"][0]  # then the samples it could not reach are missing
+    assert (failure["path"], failure["code"]) == ("data.jsonl", "deep_error")
+    assert "LineTooLongError" in failure["message"]
+    assert f"{longest - 1:,} bytes" in failure["message"]
+    assert "max_line_bytes" in failure["message"]

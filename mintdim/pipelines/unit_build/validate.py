@@ -9,7 +9,6 @@ A scan (``validate_scan``) checks only what it reads: source, tokenizer and buil
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 from mintdim.pipelines.unit_build.config import UnitBuildConfig
 from mintdim.pipelines.unit_build.contracts import (
@@ -20,7 +19,6 @@ from mintdim.pipelines.unit_build.contracts import (
     TokenizerInfo,
     TokenizerSpec,
 )
-from mintdim.pipelines.unit_build.output import durable
 from mintdim.pipelines.unit_build.output import validate as output_validate
 from mintdim.pipelines.unit_build.rules import per_file
 from mintdim.pipelines.unit_build.source import validate as source_validate
@@ -186,7 +184,7 @@ def _info(encoder: Encoder, fallback: str | None, parity_texts: int) -> Tokenize
         eos_id=encoder.eos_id,
         eos_source=encoder.eos_source,
         token_dtype=tokenizer_validate.check_vocab(encoder),
-        file_sha256=durable.file_sha256(Path(encoder.spec.abs_path)),
+        file_sha256=encoder.file_sha256,
         engine=encoder.engine,
         engine_version=encoder.engine_version,
         reference_version=getattr(encoder, "reference", encoder).engine_version,

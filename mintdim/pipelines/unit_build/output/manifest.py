@@ -126,6 +126,9 @@ def _content(
                 {"path": f.path, "bytes": p.bytes, "mtime_ns": p.mtime_ns, "sha256": p.sha256}
                 for f, p in inputs
             ],
+            # The line limit the build read with (one for all files): a deep verify reads again
+            # with it, so a line the build refused is refused again, not read past.
+            "max_line_bytes": max((f.max_line_bytes for f in files), default=0),
         },
         "segment_spans": (
             {

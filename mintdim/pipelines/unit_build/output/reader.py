@@ -121,7 +121,7 @@ class UnitBuild:
                 self._size(path)
                 try:
                     entries = unit_index.load(path)
-                except ValueError as err:
+                except (ValueError, OSError) as err:
                     raise _read_error(self.path, path, "unit_index", detail=str(err)) from err
             else:
                 entries = np.empty(0, dtype=unit_index.DTYPE)

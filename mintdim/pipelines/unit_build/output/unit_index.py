@@ -94,8 +94,18 @@ class UnitIndexWriter:
 
 
 def load(path: Path) -> np.ndarray:
-    """A unit index, memory-mapped read-only; ``ValueError`` when it is not one."""
-    entries = np.load(path, mmap_mode="r", allow_pickle=False)
+    """A unit index, memory-mapped read-only; ``ValueError`` when it is not one.
+
+    Whatever NumPy raises for a damaged file (``tokenize.TokenError`` or ``SyntaxError`` from a
+    damaged header dictionary, ``EOFError`` for an empty file, ...) becomes that ``ValueError``;
+    only an ``OSError`` (the file cannot be read at all) passes through as itself.
+    """
+    try:
+        entries = np.load(path, mmap_mode="r", allow_pickle=False)
+    except OSError:
+        raise
+    except Exception as err:  # noqa: BLE001 - any parse failure means "not a unit index"
+        raise ValueError(f"{path}: not a NumPy unit index ({type(err).__name__}: {err})") from err
     if entries.dtype != DTYPE or entries.ndim != 1:
         raise ValueError(f"{path}: dtype {entries.dtype} shape {entries.shape}, expected {DTYPE}")
     return entries

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -10,6 +12,7 @@ from mintdim.pipelines.unit_build.contracts import TokenizerSpec
 from mintdim.pipelines.unit_build.tokenizer.fast import FastEncoder, FastEngineUnavailable
 from mintdim.pipelines.unit_build.tokenizer.hf_json import HFJsonEncoder
 from mintdim.pipelines.unit_build.tokenizer.sentencepiece import SentencePieceEncoder
+from mintdim.shared.errors import TokenizerLoadError
 
 __all__ = ["Encoder", "FastEngineUnavailable", "load_encoder"]
 
@@ -31,6 +34,8 @@ class Encoder(Protocol):
     """``reference`` (the tokenizer's own library) or ``fast`` (tokenizer/fast.py)."""
     engine_version: str
     """The library that encodes and its version, e.g. ``tokenizers 0.23.3``."""
+    file_sha256: str
+    """SHA-256 of the bytes the tokenizer was loaded from (the manifest records it)."""
 
     def encode(self, text: str) -> list[int]: ...
 
@@ -53,7 +58,15 @@ def load_encoder(spec: TokenizerSpec) -> Encoder:
     ``engine="fast"`` raises ``FastEngineUnavailable`` (holding the reference encoder, already
     loaded) when gigatoken is missing or refuses the file: validation falls back and says why.
     """
-    reference = SentencePieceEncoder(spec) if spec.kind == "sentencepiece" else HFJsonEncoder(spec)
+    # One read: the libraries load from these bytes and the manifest's SHA-256 is theirs, so no
+    # second read can see another file (one replaced while the build starts).
+    try:
+        data = Path(spec.abs_path).read_bytes()
+    except OSError as err:
+        raise TokenizerLoadError(path=spec.path, method=spec.kind, detail=str(err)) from err
+    kind = SentencePieceEncoder if spec.kind == "sentencepiece" else HFJsonEncoder
+    reference = kind(spec, data)
+    reference.file_sha256 = hashlib.sha256(data).hexdigest()
     if spec.engine == "reference":
         return reference
-    return FastEncoder(reference)
+    return FastEncoder(reference, data)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
-from pathlib import Path
 
 import numpy as np
 
@@ -68,7 +67,8 @@ class FastEncoder:
 
     engine = "fast"
 
-    def __init__(self, reference: Reference) -> None:
+    def __init__(self, reference: Reference, data: bytes) -> None:
+        """``data``: the tokenizer file's bytes, the ones ``reference`` was loaded from."""
         try:
             import gigatoken
         except ImportError as err:
@@ -81,8 +81,9 @@ class FastEncoder:
         self.eos_id, self.eos_source = reference.eos_id, reference.eos_source
         self.offset_unit = reference.offset_unit
         self.engine_version = f"gigatoken {importlib.metadata.version('gigatoken')}"
+        self.file_sha256 = reference.file_sha256
         try:
-            self._fast = gigatoken.Tokenizer.from_json(_tokenizer_json(reference))
+            self._fast = gigatoken.Tokenizer.from_json(_tokenizer_json(reference, data))
         except Exception as err:  # gigatoken raises RuntimeError or ValueError, naming the model
             raise FastEngineUnavailable("unsupported", reference, str(err).splitlines()[0]) from err
 
@@ -117,19 +118,17 @@ class FastEncoder:
         return flat, np.diff(offsets)
 
 
-def _tokenizer_json(reference: Reference) -> str:
+def _tokenizer_json(reference: Reference, data: bytes) -> str:
     """The file gigatoken loads: padding and truncation off, SentencePiece control pieces out."""
     if isinstance(reference, SentencePieceEncoder):
         from gigatoken._load.sentencepiece import sentencepiece_to_tokenizer_json
 
-        content = json.loads(
-            sentencepiece_to_tokenizer_json(Path(reference.spec.abs_path).read_bytes())
-        )
+        content = json.loads(sentencepiece_to_tokenizer_json(data))
         content["added_tokens"] = [
             token for token in content["added_tokens"] if not reference.is_control(token["id"])
         ]
     else:
-        content = json.loads(Path(reference.spec.abs_path).read_text(encoding="utf-8"))
+        content = json.loads(data.decode("utf-8"))
     # The reference encoder switches both off on its loaded object (hf_json.py); so must this.
     content["padding"] = None
     content["truncation"] = None

@@ -31,10 +31,11 @@ class HFJsonEncoder:
     engine = "reference"
     engine_version = f"tokenizers {tokenizers.__version__}"
 
-    def __init__(self, spec: TokenizerSpec) -> None:
+    def __init__(self, spec: TokenizerSpec, data: bytes) -> None:
+        """``data``: the bytes of the ``tokenizer.json`` file ``spec`` names."""
         self.spec = spec
         try:
-            self._tok = Tokenizer.from_file(spec.abs_path)
+            self._tok = Tokenizer.from_buffer(data)
         except Exception as err:  # the library raises a bare Exception for every load failure
             raise TokenizerLoadError(path=spec.path, method=spec.kind, detail=str(err)) from err
         vocab = self._tok.get_vocab(with_added_tokens=True)

@@ -26,11 +26,14 @@ class SentencePieceEncoder:
     engine = "reference"
     engine_version = f"sentencepiece {spm.__version__}"
 
-    def __init__(self, spec: TokenizerSpec) -> None:
+    def __init__(self, spec: TokenizerSpec, data: bytes) -> None:
+        """``data``: the bytes of the ``.model`` file ``spec`` names."""
         self.spec = spec
         self._sp = spm.SentencePieceProcessor()
         try:
-            self._sp.Load(model_file=spec.abs_path)
+            # LoadFromSerializedProto, not Load(model_proto=...): Load takes b"" for "no model
+            # given", while an empty file must fail like any other file that is not a model.
+            self._sp.LoadFromSerializedProto(data)
         except (OSError, RuntimeError) as err:
             raise TokenizerLoadError(path=spec.path, method=spec.kind, detail=str(err)) from err
         self.vocab_size = self._sp.get_piece_size()
