@@ -48,9 +48,14 @@ def corpus() -> Iterator[tuple[str, int, str]]:
             yield f"mintdim/demo/{name}", line, "\n\n".join(values)
 
 
-def build_rows(count: int, first_batch: bool) -> np.ndarray:
-    """The positions of a batch's rows the build re-encodes with the reference library."""
-    return np.arange(count) if first_batch else np.arange(0, count, EVERY)
+def build_rows(lines: list[int], build_batch: int) -> np.ndarray:
+    """The positions of a batch's rows the build re-encodes with the reference library, from
+    their line numbers: every row of the file's first ``build_batch`` lines, then the rows whose
+    line is one in ``EVERY`` of each following block of ``build_batch`` lines. A function of line
+    numbers alone, so the rows checked (and the count the manifest records) never depend on how
+    the file was cut into batches or pieces."""
+    offsets = np.asarray(lines, dtype=np.int64) - 1
+    return np.flatnonzero((offsets < build_batch) | (offsets % build_batch % EVERY == 0))
 
 
 def check(
