@@ -136,7 +136,8 @@ def fast_ceiling(spec: dict) -> dict:
     except ImportError as err:
         return {"status": "skipped", "reason": f"mintdim not importable ({err})"}
     path = spec["tokenizer"]
-    encoder = load_encoder(TokenizerSpec(spec["kind"], path, path, engine="fast"))
+    options = spec.get("tokenizer_options", {})
+    encoder = load_encoder(TokenizerSpec(spec["kind"], path, path, engine="fast", **options))
     texts = [t.encode("utf-8") for t in _render_all(spec)]
     fast = encoder._fast  # the gigatoken object MintDim loaded (control pieces dropped)
     fast.encode_batch(texts[:256], parallel=True)  # warm-up (thread pool)
@@ -190,7 +191,13 @@ def mintdim(spec: dict) -> dict:
     )
     step = job.tokenizer.sentencepiece if spec["kind"] == "sentencepiece" else job.tokenizer.hf_json
     job = (
-        step({"path": spec["tokenizer"], "engine": spec.get("engine", "reference")})
+        step(
+            {
+                "path": spec["tokenizer"],
+                "engine": spec.get("engine", "reference"),
+                **spec.get("tokenizer_options", {}),
+            }
+        )
         .units(sizes=[spec["sizes"]], build_batch=[spec["build_batch"]])
         .output.dir(out_dir, samples_per_shard=[spec["samples_per_shard"]])
     )
@@ -233,8 +240,13 @@ def mintdim_013(spec: dict) -> dict:
         from mintdim import pipeline
     except (ImportError, importlib.metadata.PackageNotFoundError) as err:
         return {"status": "skipped", "reason": f"mintdim 0.1.3 not importable ({err})"}
-    if version != "0.1.3":
-        return {"status": "skipped", "reason": f"this interpreter has mintdim {version}, not 0.1.3"}
+    imported = os.path.abspath(sys.modules["mintdim"].__file__)
+    if version != "0.1.3" or not imported.startswith(os.path.abspath(sys.prefix) + os.sep):
+        return {
+            "status": "skipped",
+            "reason": f"this interpreter has mintdim {version} and imported {imported}, "
+            "not the registry's 0.1.3 installed in it",
+        }
     job = pipeline("unit-build").source.jsonl(
         files=[spec["input"]], fields=[spec["fields"]], templates=[spec["template"]]
     )

@@ -118,6 +118,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="subset of " + ",".join(ORDER),
     )
     p.add_argument(
+        "--tokenizer-options",
+        type=json.loads,
+        default={},
+        help='extra keys of MintDim\'s tokenizer dict, as JSON, e.g. \'{"pad_fallback": "eos"}\' '
+        "for a tokenizer without PAD (mistral-7b)",
+    )
+    p.add_argument(
         "--old-mintdim-python",
         default=None,
         help="interpreter of a venv with the registry's mintdim 0.1.3 (contender mintdim-0.1.3)",
@@ -244,8 +251,11 @@ def benchmark_tokenizer(args: argparse.Namespace, tokenizer: Path, data: Path) -
         "ceiling_batch": args.ceiling_batch,
         "hf_batch_size": args.hf_batch_size,
         "datatrove_batch_size": args.datatrove_batch_size,
+        "tokenizer_options": args.tokenizer_options,
     }
     env_project = mintdim_env()
+    # Other interpreters must import their own packages, never this checkout on PYTHONPATH.
+    env_others = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     skipped: dict[str, str] = {}
     for name, module in (("datasets", "datasets"), ("datatrove", "datatrove")):
         if name in contenders:
@@ -281,7 +291,7 @@ def benchmark_tokenizer(args: argparse.Namespace, tokenizer: Path, data: Path) -
                 result = run_contender(
                     python,
                     spec,
-                    env=env_project if name in PROJECT else None,
+                    env=env_project if name in PROJECT else env_others,
                     sample_interval=args.sample_interval,
                     timeout=args.timeout,
                 )

@@ -15,6 +15,8 @@ from omegaconf import MISSING
 
 __all__ = [
     "SCHEMA_NAME",
+    "ExecutorConfig",
+    "ExecutorName",
     "EncodeMode",
     "Lang",
     "MintDimConfig",
@@ -42,6 +44,13 @@ class TokenizerType(Enum):
 
     sentencepiece = "sentencepiece"
     hf_json = "hf_json"
+
+
+class ExecutorName(Enum):
+    """Where the pieces of a build are encoded."""
+
+    local = "local"
+    ray = "ray"
 
 
 class EncodeMode(Enum):
@@ -280,6 +289,28 @@ class OutputConfig:
 
 
 @dataclass
+class ExecutorConfig:
+    """``job.run(executor=name, ray_address=address)``."""
+
+    name: ExecutorName = field(
+        default=ExecutorName.local,
+        metadata=_help(
+            "local (processes on this machine) or ray (actors on a Ray cluster)",
+            "local (các process trên máy này) hoặc ray (các actor trên một cluster Ray)",
+            "executor=ray",
+        ),
+    )
+    address: str | None = field(
+        default=None,
+        metadata=_help(
+            "Ray cluster: null (local or RAY_ADDRESS), auto, or ray://<head>:10001",
+            "cluster Ray: null (cục bộ hoặc RAY_ADDRESS), auto, hoặc ray://<head>:10001",
+            "executor.address=auto",
+        ),
+    )
+
+
+@dataclass
 class MintDimConfig:
     """The whole build config: four groups plus run options."""
 
@@ -315,12 +346,36 @@ class MintDimConfig:
             "output=dir",
         ),
     )
+    executor: ExecutorConfig = field(
+        default_factory=ExecutorConfig,
+        metadata=_help(
+            "where pieces are encoded (group: executor=local or executor=ray)",
+            "nơi các phần dữ liệu được encode (group: executor=local hoặc executor=ray)",
+            "executor=ray",
+        ),
+    )
     workers: int | None = field(
         default=None,
         metadata=_help(
-            "build processes: a positive int, or null for every core",
-            "số process build: số nguyên dương, hoặc null để dùng mọi core",
+            "build processes (Ray: actors): a positive int, or null for every core",
+            "số process build (Ray: số actor): số nguyên dương, hoặc null để dùng mọi core",
             "workers=1",
+        ),
+    )
+    resume: bool = field(
+        default=False,
+        metadata=_help(
+            "continue the unfinished build in output.dir, reusing its staged fragments",
+            "tiếp tục lần build dở dang trong output.dir, dùng lại các fragment đã lưu",
+            "resume=true",
+        ),
+    )
+    piece_bytes: int | None = field(
+        default=None,
+        metadata=_help(
+            "input bytes per piece of work: a positive int, or null to pick from the input size",
+            "số byte đầu vào mỗi phần việc: số nguyên dương, hoặc null để chọn theo kích thước đầu vào",
+            "piece_bytes=67108864",
         ),
     )
     progress: bool | None = field(

@@ -9,7 +9,8 @@ and handed to the public fluent API, step by step::
       .tokenizer.<tokenizer.type>([{"path": p, <tokenizer options set>} for p in tokenizer.path])
       .units(sizes=units.sizes, build_batch=units.build_batch, count=units.count, ...)
       .output.dir(output.dir, samples_per_shard=output.samples_per_shard)
-      .run(workers=workers, progress=progress, on_overflow=on_overflow)
+      .run(workers=workers, progress=progress, on_overflow=on_overflow, executor=executor.name,
+           ray_address=executor.address, resume=resume, piece_bytes=piece_bytes)
 
 A value left as ``???`` in the config is passed as ``None``, so the core's
 ``PipelineValidationError`` lists everything that is missing, in the current language. All
@@ -149,10 +150,17 @@ def scan_job(overrides: list[str]) -> tuple[UnitBuildPipeline, int]:
 
 
 def run_options(cfg: DictConfig) -> dict[str, Any]:
-    """The keyword arguments of ``job.run()``: ``workers``, ``progress`` and ``on_overflow``."""
+    """The keyword arguments of ``job.run()``: ``workers``, ``progress``, ``on_overflow``,
+    ``executor`` (with its ``address``), ``resume`` and ``piece_bytes``."""
     policy = cfg.get("on_overflow")
+    executor = cfg.get("executor") or {}
+    name = executor.get("name", "local")
     return {
         "workers": cfg.get("workers"),
         "progress": cfg.get("progress"),
         "on_overflow": policy.name if isinstance(policy, Enum) else policy or "abort",
+        "executor": name.value if isinstance(name, Enum) else name,
+        "ray_address": executor.get("address"),
+        "resume": cfg.get("resume", False),
+        "piece_bytes": cfg.get("piece_bytes"),
     }

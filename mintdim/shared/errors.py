@@ -1236,6 +1236,28 @@ class OutputValidationError(MintDimError, OSError):
                 "Hãy dùng các thư mục output không chứa nhau.",
             ),
         ),
+        "finished": (
+            Bilingual(
+                "Output directory already holds a finished build (it has manifest.json).",
+                "Thư mục output đã chứa một lần build hoàn chỉnh (có manifest.json).",
+            ),
+            Bilingual(
+                "Nothing to resume: use a new output directory to build again.",
+                "Không có gì để tiếp tục: hãy dùng thư mục output mới để build lại.",
+            ),
+        ),
+        "not_resumable": (
+            Bilingual(
+                "Output directory is not empty and holds no unfinished MintDim build to resume.",
+                "Thư mục output không rỗng và không chứa lần build MintDim dở dang nào để tiếp tục.",
+            ),
+            Bilingual(
+                "Use a new output directory; resume=True continues only a build that left "
+                "staging/job.json and no manifest.json.",
+                "Hãy dùng thư mục output mới; resume=True chỉ tiếp tục một lần build đã để lại "
+                "staging/job.json và chưa có manifest.json.",
+            ),
+        ),
         "not_a_path": (
             Bilingual(
                 "Output directory must be a path string.",
@@ -1826,6 +1848,14 @@ class RunOptionError(MintDimError, ValueError):
     _RULES: ClassVar[dict[str, Bilingual]] = {
         "positive_int": Bilingual("must be a positive integer", "phải là số nguyên dương"),
         "bool": Bilingual("must be True or False", "phải là True hoặc False"),
+        "executor": Bilingual('must be "local" or "ray"', 'phải là "local" hoặc "ray"'),
+        "address": Bilingual(
+            'must be None, "auto" or a Ray address string such as "ray://head:10001"',
+            'phải là None, "auto" hoặc một địa chỉ Ray dạng string như "ray://head:10001"',
+        ),
+        "ray_only": Bilingual(
+            'is used only with executor="ray"', 'chỉ dùng được với executor="ray"'
+        ),
         "overflow_policy": Bilingual(
             "must be one of 'abort', 'skip', 'truncate', 'extend'",
             "phải là một trong 'abort', 'skip', 'truncate', 'extend'",
@@ -2244,6 +2274,12 @@ class InputChangedError(MintDimError, RuntimeError):
             "it was modified (its mtime changed)", "nó đã bị sửa (mtime đã thay đổi)"
         ),
         "gone": Bilingual("it can no longer be found", "không còn tìm thấy nó"),
+        "content": Bilingual(
+            "a worker read other bytes than the build planned (another version of the file on "
+            "that machine, or the file was rewritten)",
+            "một worker đã đọc các byte khác với kế hoạch của build (một phiên bản khác của file "
+            "trên máy đó, hoặc file đã bị ghi lại)",
+        ),
     }
 
     file: str
@@ -2277,6 +2313,60 @@ class InputChangedError(MintDimError, RuntimeError):
                 "các mẫu đã ghi có thể trộn văn bản cũ và mới: hãy giữ nguyên các file đầu vào "
                 "khi build đang chạy (build từ một bản sao hoặc snapshot), rồi build lại vào một "
                 "thư mục mới, rỗng",
+            ),
+        )
+
+
+class ResumeMismatchError(MintDimError, ValueError):
+    """Raised when ``resume=True`` finds fragments staged by a different job in the directory."""
+
+    directory: str
+    setting: str
+
+    summary = Bilingual(
+        "The unfinished build in this directory was started with other settings; its staged "
+        "fragments cannot be reused.",
+        "Lần build dở dang trong thư mục này được bắt đầu với thiết lập khác; không thể dùng lại "
+        "các fragment đã lưu của nó.",
+    )
+    examples = ({"directory": "./artifacts/token_shards", "setting": "files[0].template.source"},)
+
+    def _sections(self) -> Iterator[Any]:
+        yield _H.DIRECTORY, self.directory
+        yield Bilingual("First difference", "Khác biệt đầu tiên"), self.setting
+        yield (
+            _H.FIX,
+            Bilingual(
+                "resume with exactly the settings, inputs and MintDim version of the interrupted "
+                "build, or build into a new, empty directory",
+                "hãy tiếp tục với đúng thiết lập, đầu vào và phiên bản MintDim của lần build bị "
+                "dừng, hoặc build vào một thư mục mới, rỗng",
+            ),
+        )
+
+
+class RayMissingError(MintDimError, ImportError):
+    """Raised when ``executor="ray"`` is asked for and the ``ray`` package cannot be imported."""
+
+    detail: str
+
+    summary = Bilingual(
+        'executor="ray" needs the Ray package, which is not installed in this Python.',
+        'executor="ray" cần package Ray, nhưng Python này chưa cài.',
+    )
+    examples = ({"detail": "No module named 'ray'"},)
+
+    def _sections(self) -> Iterator[Any]:
+        yield _H.REASON, self.detail
+        yield (
+            _H.FIX,
+            Bilingual(
+                'install MintDim with its Ray extra, from the MintDim checkout: pip install ".[ray]"\n'
+                'or install Ray alone: pip install "ray>=2.9"\n'
+                '(on every machine of the cluster), or run without executor="ray"',
+                'cài MintDim cùng phần mở rộng Ray, từ thư mục mã nguồn MintDim: pip install ".[ray]"\n'
+                'hoặc chỉ cài Ray: pip install "ray>=2.9"\n'
+                '(trên mọi máy của cluster), hoặc chạy không có executor="ray"',
             ),
         )
 

@@ -178,12 +178,31 @@ def test_missing_values_reach_the_core_as_none(compose_cfg) -> None:
 def test_run_options_come_from_top_level_keys(compose_cfg) -> None:
     from mintdim.runner.translate import run_options
 
-    assert run_options(compose_cfg()) == {"workers": None, "progress": None, "on_overflow": "abort"}
+    defaults = {"executor": "local", "ray_address": None, "resume": False, "piece_bytes": None}
+    assert run_options(compose_cfg()) == {
+        "workers": None,
+        "progress": None,
+        "on_overflow": "abort",
+        **defaults,
+    }
     assert run_options(compose_cfg("workers=3", "progress=false", "on_overflow=extend")) == {
         "workers": 3,
         "progress": False,
         "on_overflow": "extend",
+        **defaults,
     }
+
+
+def test_executor_ray_with_its_address_resume_and_piece_size(compose_cfg) -> None:
+    from mintdim.runner.translate import run_options
+
+    cfg = compose_cfg(
+        "executor=ray", "executor.address=ray://head:10001", "resume=true", "piece_bytes=4096"
+    )
+    options = run_options(cfg)
+    assert (options["executor"], options["ray_address"]) == ("ray", "ray://head:10001")
+    assert (options["resume"], options["piece_bytes"]) == (True, 4096)
+    assert run_options(compose_cfg("executor=ray"))["ray_address"] is None
 
 
 def test_tokenizer_options_reach_every_tokenizer_dict(compose_cfg) -> None:
@@ -263,7 +282,10 @@ def test_force_added_key_is_rejected_by_the_runner(compose_cfg) -> None:
             "tokenizer",
             "units",
             "output",
+            "executor",
             "workers",
+            "resume",
+            "piece_bytes",
             "progress",
             "on_overflow",
             "lang",

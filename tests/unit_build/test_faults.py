@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import tracemalloc
 from contextlib import suppress
 from pathlib import Path
@@ -58,9 +59,11 @@ def _rows(count: int, words: int = 300) -> list[dict]:
 
 
 def _assert_failed_build(out: Path, error_name: str, sizes: list[int] = SIZES) -> None:
-    """No manifest, and every unit directory carries the failure marker naming the error."""
+    """No manifest, every unit directory carries the failure marker naming the error, and the
+    staging area stays for a resume."""
     assert not (out / "manifest.json").exists()
-    units = sorted(p for p in out.iterdir() if p.is_dir())
+    assert (out / "staging" / "job.json").is_file()
+    units = sorted(p for p in out.iterdir() if p.is_dir() and p.name != "staging")
     assert {p.name for p in units} == {f"unit_{size}" for size in sizes}
     for unit in units:
         marker = (unit / UNIT_BUILD_FAILED).read_text(encoding="utf-8")
@@ -68,16 +71,16 @@ def _assert_failed_build(out: Path, error_name: str, sizes: list[int] = SIZES) -
 
 
 def _rewrite_during_build(monkeypatch: pytest.MonkeyPatch, change) -> None:
-    """Call ``change()`` once the first batch of the build has been read."""
-    real = runtime._all_batches
+    """Call ``change()`` once the second piece of the build has been cut (64-byte pieces)."""
+    real = runtime._all_pieces
 
-    def reader(plan, fingerprints):
-        for number, batch in enumerate(real(plan, fingerprints)):
+    def reader(plan, piece_bytes, fingerprints):
+        for number, piece in enumerate(real(plan, piece_bytes, fingerprints)):
             if number == 1:
                 change()
-            yield batch
+            yield piece
 
-    monkeypatch.setattr(runtime, "_all_batches", reader)
+    monkeypatch.setattr(runtime, "_all_pieces", reader)
 
 
 def test_an_input_rewritten_in_place_fails_the_build(cwd, sp_model, monkeypatch):
@@ -91,11 +94,12 @@ def test_an_input_rewritten_in_place_fails_the_build(cwd, sp_model, monkeypatch)
 
     _rewrite_during_build(monkeypatch, rewrite)
     with pytest.raises(errors.InputChangedError) as caught:
-        job(["data.jsonl"], sp_model, sizes=[SIZES], build_batch=[4]).run(workers=1)
-    assert (caught.value.file, caught.value.change) == ("data.jsonl", "mtime")
+        job(["data.jsonl"], sp_model, sizes=[SIZES], build_batch=[4]).run(workers=1, piece_bytes=64)
+    # The piece cut before the change is read after it: its bytes no longer match their digest.
+    assert (caught.value.file, caught.value.change) == ("data.jsonl", "content")
     assert os.path.getsize(data) == len(original)
     _assert_failed_build(cwd / "out", "InputChangedError")
-    assert "khi đọc: mtime_ns" in caught.value.message("vi")
+    assert "khi đọc: bytes " in caught.value.message("vi")
 
 
 def test_an_input_that_grows_during_the_build_fails_it(cwd, sp_model, monkeypatch):
@@ -107,7 +111,7 @@ def test_an_input_that_grows_during_the_build_fails_it(cwd, sp_model, monkeypatc
 
     _rewrite_during_build(monkeypatch, append)
     with pytest.raises(errors.InputChangedError) as caught:
-        job(["data.jsonl"], sp_model, sizes=[SIZES], build_batch=[4]).run(workers=2)
+        job(["data.jsonl"], sp_model, sizes=[SIZES], build_batch=[4]).run(workers=2, piece_bytes=64)
     assert caught.value.change in {"size", "mtime"}
     _assert_failed_build(cwd / "out", "InputChangedError")
 
@@ -238,22 +242,38 @@ def test_a_full_tmpdir_under_the_spool_files_names_it(cwd, sp_model, small_disk,
     spool = small_disk("64k")
     monkeypatch.setenv("TMPDIR", str(spool))
     monkeypatch.setattr("tempfile.tempdir", None)  # read TMPDIR again
+    # Workers spool a short report per piece, and Python's tempfile passes over a TMPDIR that is
+    # already full: the disk fills up just after the build made its spool directory there.
+    make_spool = tempfile.TemporaryDirectory
+
+    def spool_then_fill(*args, **kwargs):
+        made = make_spool(*args, **kwargs)
+        with open(spool / "filler", "wb", buffering=0) as filler, suppress(OSError):
+            while True:
+                filler.write(b"\0" * 4096)
+        return made
+
+    monkeypatch.setattr(tempfile, "TemporaryDirectory", spool_then_fill)
     write_jsonl("data.jsonl", _rows(400))
     with pytest.raises(errors.BuildWriteError) as caught:
-        job(["data.jsonl"], sp_model, sizes=[[64, 1024]], build_batch=[100]).run(workers=2)
+        job(["data.jsonl"], sp_model, sizes=[[64, 1024]], build_batch=[100]).run(
+            workers=2, piece_bytes=4096
+        )
     err = caught.value
     assert (err.place, err.reason) == ("spool", "disk_full")
-    assert err.directory.startswith(str(spool / "mintdim-batches-"))
+    assert err.directory.startswith(str(spool))
     assert "TMPDIR" in err.message("en") and "TMPDIR" in err.message("vi")
     _assert_failed_build(cwd / "out", "BuildWriteError", sizes=[64, 1024])
-    assert list(spool.iterdir()) == []  # the spool directory is gone with the build
+    assert [p.name for p in spool.iterdir()] == ["filler"]  # the spool directory is gone
 
 
 def test_an_output_directory_deleted_mid_build_is_named(cwd, sp_model, monkeypatch):
     write_jsonl("data.jsonl", _rows(60, words=30))
     _rewrite_during_build(monkeypatch, lambda: shutil.rmtree(cwd / "out"))
     with pytest.raises(errors.BuildWriteError) as caught:
-        job(["data.jsonl"], sp_model, sizes=[[64, 1024]], samples_per_shard=[2]).run(workers=1)
+        job(["data.jsonl"], sp_model, sizes=[[64, 1024]], samples_per_shard=[2]).run(
+            workers=1, piece_bytes=64
+        )
     assert (caught.value.reason, caught.value.directory) == ("gone", "./out")
     assert not (cwd / "out").exists()  # nothing is made again behind the user's back
 

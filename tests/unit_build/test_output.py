@@ -483,18 +483,20 @@ def test_a_killed_worker_is_a_worker_error_and_leaves_no_process(cwd, sp_model, 
 @needs_fork
 def test_a_worker_dying_while_batches_are_still_read_is_a_worker_error(cwd, sp_model, monkeypatch):
     _kill_worker_on(monkeypatch, "die")
-    real_batches = runtime._all_batches
+    real_pieces = runtime._all_pieces
 
-    def slow_reader(plan, fingerprints):
-        for number, batch in enumerate(real_batches(plan, fingerprints)):
+    def slow_reader(plan, piece_bytes, fingerprints):
+        for number, piece in enumerate(real_pieces(plan, piece_bytes, fingerprints)):
             if number == 1:
-                time.sleep(0.5)  # the worker handling batch 0 is dead by now
-            yield batch
+                time.sleep(0.5)  # the worker handling piece 0 is dead by now
+            yield piece
 
-    monkeypatch.setattr(runtime, "_all_batches", slow_reader)
+    monkeypatch.setattr(runtime, "_all_pieces", slow_reader)
     write_jsonl("data/a.jsonl", [{"text": "die"}] + [{"text": "the model"}] * 5)
-    with pytest.raises(errors.WorkerError):
-        job(["./data/a.jsonl"], sp_model, sizes=[SIZES], build_batch=[2]).run(workers=2)
+    with pytest.raises(errors.WorkerError):  # one line per piece
+        job(["./data/a.jsonl"], sp_model, sizes=[SIZES], build_batch=[2]).run(
+            workers=2, piece_bytes=8
+        )
     assert_no_worker_left()
 
 

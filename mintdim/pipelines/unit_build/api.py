@@ -14,7 +14,8 @@ from dataclasses import replace
 from typing import TypeVar
 
 from mintdim.pipelines.unit_build.config import UnitBuildConfig
-from mintdim.pipelines.unit_build.contracts import BuildResult, ScanResult
+from mintdim.pipelines.unit_build.contracts import BuildResult, RunOptions, ScanResult
+from mintdim.pipelines.unit_build.ray_executor import check_ray_installed
 from mintdim.pipelines.unit_build.rules import is_positive_int
 from mintdim.pipelines.unit_build.runtime import run_build, run_scan
 from mintdim.pipelines.unit_build.validate import validate, validate_scan
@@ -87,15 +88,25 @@ class UnitBuildPipeline:
         workers: int | None = None,
         progress: bool | None = None,
         on_overflow: str = "abort",
+        executor: str = "local",
+        ray_address: str | None = None,
+        resume: bool = False,
+        piece_bytes: int | None = None,
     ) -> BuildResult:
         """Validate everything, then build; returns each output directory's path and stats.
 
         ``workers``: processes that parse, render, hash, encode and pad (default: every core;
-        1 runs in this process). Output is byte-identical for any value. ``progress``: a bar on
-        stderr; None shows it when stderr is a terminal. ``on_overflow``: what a sample longer
-        than the largest unit does: ``"abort"`` the build (default), ``"skip"`` it,
-        ``"truncate"`` it to the largest unit, or ``"extend"`` the units with one of its size;
-        each such sample gets a line in overflow_index.jsonl.
+        1 runs in this process), or with ``executor="ray"`` Ray actors (default: every CPU of
+        the cluster). ``progress``: a bar on stderr; None shows it when stderr is a terminal.
+        ``on_overflow``: what a sample longer than the largest unit does: ``"abort"`` the build
+        (default), ``"skip"`` it, ``"truncate"`` it to the largest unit, or ``"extend"`` the
+        units with one of its size; each such sample gets a line in overflow_index.jsonl.
+        ``executor``: ``"local"`` or ``"ray"`` (the ``[ray]`` extra), which joins or starts the
+        cluster at ``ray_address`` (None, ``"auto"`` or ``"ray://head:10001"``; inputs,
+        tokenizer and output must be at the same paths on every node). ``resume``: continue an
+        unfinished build in the output directories, reusing every intact fragment it staged.
+        ``piece_bytes``: input bytes per unit of work (default: from the input's size). The
+        output is byte-identical whatever the workers, executor, resume and piece size.
 
         Raises the named ``MintDimError`` of the first problem (see :func:`found_before_work`
         for whether it came before any data was read or written), and ``BuildInterruptedError``
@@ -103,14 +114,14 @@ class UnitBuildPipeline:
         """
 
         def check() -> tuple:
-            count = _workers(workers)
+            options = _run_options(workers, executor, ray_address, resume, piece_bytes)
             _check_progress(progress)
             if on_overflow not in OVERFLOW_POLICIES:
                 raise RunOptionError(
                     option="on_overflow", value=on_overflow, rule="overflow_policy"
                 )
-            plan, encoders = validate(self._config)
-            return replace(plan, on_overflow=on_overflow), encoders, count, progress
+            plan, encoders = validate(self._config, options.resume)
+            return replace(plan, on_overflow=on_overflow), encoders, options, progress
 
         return _checked_then(check, run_build)
 
@@ -213,7 +224,28 @@ def _check_progress(progress: object) -> None:
         raise RunOptionError(option="progress", value=progress, rule="bool")
 
 
-def _workers(workers: int | None) -> int:
+def _run_options(
+    workers: object, executor: object, address: object, resume: object, piece_bytes: object
+) -> RunOptions:
+    if executor not in ("local", "ray"):
+        raise RunOptionError(option="executor", value=executor, rule="executor")
+    if address is not None and not (isinstance(address, str) and address):
+        raise RunOptionError(option="ray_address", value=address, rule="address")
+    if address is not None and executor != "ray":
+        raise RunOptionError(option="ray_address", value=address, rule="ray_only")
+    if not isinstance(resume, bool):
+        raise RunOptionError(option="resume", value=resume, rule="bool")
+    if piece_bytes is not None and not is_positive_int(piece_bytes):
+        raise RunOptionError(option="piece_bytes", value=piece_bytes, rule="positive_int")
+    if executor == "ray":
+        check_ray_installed()  # before any work, with the way to get it
+        count = None if workers is None else _workers(workers)  # None: the cluster's CPUs
+    else:
+        count = _workers(workers)
+    return RunOptions(count, executor, address, resume, piece_bytes)
+
+
+def _workers(workers: object) -> int:
     if workers is None:
         # The cores this process may run on (a container or taskset may allow fewer than exist).
         return (

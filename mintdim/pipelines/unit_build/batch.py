@@ -155,7 +155,7 @@ class _Tokenizing:
         flat, lengths, stops = self._encode(encoder, file, parsed, utf8)
         # The guard compares whole-text encodings; segments mode encodes with the reference.
         checked, mismatch = (
-            _parity(encoder, raw, parsed, utf8, flat, lengths, file.path)
+            _parity(encoder, file.build_batch, parsed, utf8, flat, lengths, file.path)
             if file.tokenizer.encode is None
             else (0, None)
         )
@@ -394,7 +394,7 @@ def _empty_fields(fields: tuple[str, ...], values: list[tuple[str, ...]]) -> lis
 
 def _parity(
     encoder: Encoder,
-    raw: RawBatch,
+    build_batch: int,
     parsed: ParsedLines,
     utf8: list[bytes],
     flat: np.ndarray,
@@ -405,7 +405,7 @@ def _parity(
     the first row whose ids differ, its error) or None)``."""
     if not isinstance(encoder, FastEncoder):
         return 0, None
-    rows = parity.build_rows(len(utf8), first_batch=raw.first_line == 1).tolist()
+    rows = parity.build_rows(parsed.line_numbers[: len(utf8)], build_batch).tolist()
     ends = np.cumsum(lengths)
     sampled = (
         np.concatenate([flat[ends[r] - lengths[r] : ends[r]] for r in rows]) if rows else flat[:0],

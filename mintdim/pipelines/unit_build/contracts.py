@@ -26,6 +26,7 @@ __all__ = [
     "LongSample",
     "OutputPlan",
     "OutputResult",
+    "RunOptions",
     "ScanResult",
     "Template",
     "TokenizerInfo",
@@ -274,6 +275,23 @@ class BuildPlan:
     """Set for ``sizes="auto"``: every ``sizes`` here is empty until the scan planned them."""
     on_overflow: OverflowPolicy = "abort"
     """What a sample longer than the largest unit does: abort, skip, truncate or extend."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """How ``run()`` does the work; none of it changes a byte of the output."""
+
+    workers: int | None
+    """Encoding processes (local) or actors (Ray); None: every core here, or every CPU of the
+    Ray cluster."""
+    executor: str = "local"
+    """``local`` (processes on this machine) or ``ray`` (actors on a Ray cluster)."""
+    ray_address: str | None = None
+    """``ray.init(address=...)``: None starts or joins as Ray decides, ``auto``, ``ray://...``."""
+    resume: bool = False
+    """Continue an unfinished build in the output directories, reusing its intact fragments."""
+    piece_bytes: int | None = None
+    """Input bytes per piece (pieces.py); None: from the input's size, or the resumed build's."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,18 +1,28 @@
 """The unit-build data flow, top to bottom.
 
     units/auto (sizes="auto")       run_scan below, then units/optimal plans each output's sizes
-    source/jsonl.read_raw_batches   stream each file as raw line batches (main process)
-    workers.encode_in_order         on N processes, in input order, each batch goes through
-      batch.BatchEncoder              source/jsonl.parse_lines -> Template.render -> sha256
-                                      -> tokenizer encode_batch -> units/planner (assign, pad)
-    output/dir.OutputDirectory      units/shard_writer shards, sample/unk indexes, digests, stats
-    OutputDirectory.finish          duplicate_index, EMPTY_UNIT.md, stats, histogram, manifest last
+    pieces.cut_pieces               cut each file into pieces at line ends, by bytes (main process:
+                                      one pass that also fingerprints each file for the manifest)
+    executor                        workers.encode_in_order (local: N processes) or
+                                      ray_executor.encode_on_ray (Ray actors), each running
+      pieces.PieceEncoder             on every piece, fragments back in piece order:
+        output/staging.reuse            an intact fragment of this piece (resume=True), else
+        source/jsonl.read_raw_batches   the piece's lines in batches -> batch.BatchEncoder:
+                                        parse_lines -> Template.render -> sha256 -> tokenizer
+                                        encode_batch -> units/planner (assign, pad)
+        output/staging.write            -> the piece's fragment in <dir>/staging/
+    _assemble (in piece order)      each fragment's batches -> output/dir.OutputDirectory: units/
+                                      shard_writer shards, sample/unk indexes, digests, stats
+    OutputDirectory.finish          duplicate_index, EMPTY_UNIT.md, stats, histogram, staging
+                                      removed, manifest last
     progress.Progress               a stderr bar over input bytes (a terminal, or when asked)
 
-A scan (``run_scan``) is the same first two steps with ``batch.BatchCounter``, which stops after
-the tokenizer and keeps each sample's count and line: no output directory, nothing written.
-A build that meets an overlong sample finishes counting the rest the same way
-(``_every_overflow``), so its one ``UnitOverflowError`` names every such sample.
+Whatever the executor, worker count, piece size or retried task, the same samples reach the
+same assembly in the same order: the output is byte-identical. A scan (``run_scan``) reads raw
+batches with ``batch.BatchCounter``, which stops after the tokenizer and keeps each sample's
+count and line: no output directory, nothing written. A build that meets an overlong sample
+finishes counting the rest the same way (``_every_overflow``), so its one ``UnitOverflowError``
+names every such sample.
 
 Validation (``validate.py``) has already run: nothing here re-checks configuration.
 """
@@ -21,22 +31,25 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import closing
 from dataclasses import replace
 
 import numpy as np
 
-from mintdim.pipelines.unit_build.batch import BatchCounter, BatchEncoder
+from mintdim.pipelines.unit_build.batch import BatchCounter, EncodedBatch
 from mintdim.pipelines.unit_build.contracts import (
     BuildPlan,
     BuildResult,
     OutputResult,
+    RunOptions,
     ScanResult,
     TokenizerSpec,
     token_dtype_for,
 )
 from mintdim.pipelines.unit_build.output.dir import OutputDirectory
+from mintdim.pipelines.unit_build.output.staging import Fragment, Piece, job_record
+from mintdim.pipelines.unit_build.pieces import PieceEncoder, cut_pieces, default_piece_bytes
 from mintdim.pipelines.unit_build.progress import Progress
 from mintdim.pipelines.unit_build.source.jsonl import (
     InputFingerprint,
@@ -58,7 +71,7 @@ __all__ = ["run_build", "run_scan"]
 def run_build(
     plan: BuildPlan,
     encoders: dict[TokenizerSpec, Encoder],
-    workers: int,
+    options: RunOptions,
     progress: bool | None,
     stop: StopSignal,
 ) -> BuildResult:
@@ -69,7 +82,7 @@ def run_build(
     """
     plans: list[UnitPlan | None] = [None] * len(plan.outputs)
     if plan.auto is not None:
-        scan = run_scan(plan, encoders, workers, progress, stop)
+        scan = run_scan(plan, encoders, _local_workers(options), progress, stop)
         plans = unit_plans(plan, scan)
         plan = planned_build(plan, scan, plans)
     bar = _progress_bar(plan, progress)
@@ -78,7 +91,7 @@ def run_build(
         for out in plan.outputs
     ]
     try:
-        built = _build(plan, encoders, workers, outputs, bar)
+        built = _build(plan, encoders, options, outputs, bar)
         return BuildResult(
             outputs=tuple(replace(o, plan=p) for o, p in zip(built, plans, strict=True))
         )
@@ -100,22 +113,22 @@ def run_build(
 def _build(
     plan: BuildPlan,
     encoders: dict[TokenizerSpec, Encoder],
-    workers: int,
+    options: RunOptions,
     outputs: list[OutputDirectory],
     bar: Progress,
 ) -> tuple[OutputResult, ...]:
-    for output in outputs:
-        output.create()
-    encoder = BatchEncoder(plan, encoders)
+    piece_bytes = _piece_bytes(plan, options, outputs)
+    for output, size in zip(outputs, piece_bytes, strict=True):
+        output.create(job_record(output.plan, output.files, size), options.resume)
     fingerprints: dict[int, InputFingerprint] = {}
+    pieces = _all_pieces(plan, piece_bytes, fingerprints)
     failed = None
     # closing(): on any error the workers stop now, not when the traceback is collected.
-    with closing(encode_in_order(encoder, _all_batches(plan, fingerprints), workers)) as encoded:
-        for batch in encoded:
-            outputs[plan.files[batch.file_index].output_index].write(batch)
-            bar.advance(batch.input_bytes, batch.sample_count, int(batch.token_counts.sum()))
-            if batch.error is not None:
-                failed = batch
+    with closing(_encode(PieceEncoder(plan, encoders), pieces, options)) as fragments:
+        for fragment in fragments:
+            output = outputs[plan.files[fragment.piece.file_index].output_index]
+            failed = _assemble(output, fragment.piece, bar)
+            if failed is not None:
                 break
     if failed is None:
         bar.complete()
@@ -126,8 +139,51 @@ def _build(
         return tuple(OutputResult(o.plan.path, o.finish(fingerprints)) for o in outputs)
     if isinstance(failed.error, UnitOverflowError):
         # One error for every overlong sample, not one build per sample: count the rest.
+        workers = _local_workers(options)
         raise _every_overflow(plan, encoders, workers, failed.file_index, failed.error, bar)
     raise failed.error
+
+
+def _encode(
+    encoder: PieceEncoder, pieces: Iterable[Piece], options: RunOptions
+) -> Iterator[Fragment]:
+    """Every piece's fragment, in piece order, from the executor the run asked for."""
+    if options.executor == "ray":
+        from mintdim.pipelines.unit_build.ray_executor import encode_on_ray  # an optional extra
+
+        return encode_on_ray(encoder, pieces, options.workers, options.ray_address)
+    return encode_in_order(encoder, pieces, _local_workers(options))
+
+
+def _assemble(output: OutputDirectory, piece: Piece, bar: Progress) -> EncodedBatch | None:
+    """Copy one fragment's batches into its output directory; return the batch that failed.
+
+    A sample the tokenizer refused raises its error here, in input order, like a failed batch.
+    """
+    for batch in output.staging.read(piece):
+        output.write(batch)
+        bar.advance(batch.input_bytes, batch.sample_count, int(batch.token_counts.sum()))
+        if batch.error is not None:
+            return batch
+    return None
+
+
+def _local_workers(options: RunOptions) -> int:
+    """Processes on this machine: the run's workers, or every core when Ray does the build."""
+    if options.executor == "local" and options.workers:
+        return options.workers
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _piece_bytes(plan: BuildPlan, options: RunOptions, outputs: list[OutputDirectory]) -> list[int]:
+    """Per output directory: the piece size asked for, else a resumed build's, else the default."""
+    default = options.piece_bytes or default_piece_bytes(
+        sum(os.path.getsize(file.abs_path) for file in plan.files)
+    )
+    staged = [output.staging.staged_job() if options.resume else None for output in outputs]
+    return [
+        default if options.piece_bytes or job is None else int(job["piece_bytes"]) for job in staged
+    ]
 
 
 def _every_overflow(
@@ -214,6 +270,15 @@ def _slot_bytes(encoder: Encoder) -> int:
 
 def _joined(parts: list[np.ndarray]) -> np.ndarray:
     return np.concatenate(parts).astype(np.int64, copy=False) if parts else np.empty(0, np.int64)
+
+
+def _all_pieces(
+    plan: BuildPlan, piece_bytes: list[int], fingerprints: dict[int, InputFingerprint]
+) -> Iterator[Piece]:
+    """Every file's pieces in order; each file's fingerprint lands in ``fingerprints``."""
+    # One stream across files keeps every worker busy at file boundaries.
+    for file in plan.files:
+        fingerprints[file.index] = yield from cut_pieces(file, piece_bytes[file.output_index])
 
 
 def _all_batches(plan: BuildPlan, fingerprints: dict[int, InputFingerprint]) -> Iterator[RawBatch]:

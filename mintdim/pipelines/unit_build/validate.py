@@ -38,8 +38,13 @@ SCAN_BUILD_BATCH = 4096
 _SCAN_NEEDS = ("source.files", "source.fields", "source.templates", "tokenizer")
 
 
-def validate(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpec, Encoder]]:
-    """Check every declaration; return the plan and the tokenizers it loaded."""
+def validate(
+    config: UnitBuildConfig, resume: bool = False
+) -> tuple[BuildPlan, dict[TokenizerSpec, Encoder]]:
+    """Check every declaration; return the plan and the tokenizers it loaded.
+
+    ``resume``: an output directory may hold an unfinished build to continue.
+    """
     files, schemas, tokenizers = _inputs(config, config.missing())
     count = len(files)
     auto = auto_units(config.sizes, config.unit_plan)
@@ -61,7 +66,7 @@ def validate(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpec, En
     ]
     groups = output_validate.group_outputs(dirs, settings, files)
     absolute = source_validate.check_files_exist(files)
-    output_validate.check_directories_usable([dirs[members[0]] for members in groups])
+    output_validate.check_directories_usable([dirs[members[0]] for members in groups], resume)
 
     output_of = {i: g for g, members in enumerate(groups) for i in members}
     file_plans, encoders, fallbacks = _file_plans(

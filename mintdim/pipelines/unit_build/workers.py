@@ -1,8 +1,9 @@
-"""Running ``BatchEncoder`` (a build) or ``BatchCounter`` (a scan) over raw batches on N processes,
-results in input order.
+"""Running a work function on N processes, results in input order: the local executor.
+
+A build runs a ``PieceEncoder`` over pieces, a scan a ``BatchCounter`` over raw batches.
 
 With one worker everything runs in this process. With more, a process pool works on a bounded
-window of batches (so memory stays flat however fast the file is read) and results are yielded
+window of items (so memory stays flat however fast the file is read) and results are yielded
 strictly in submission order, which keeps sample ids, shards and indexes identical to a
 one-worker build. Each result travels through a spool file, so only a short path crosses the
 pool's pipe. Workers ignore SIGINT: Ctrl-C reaches the main process, which stops the pool and
@@ -27,23 +28,20 @@ import sys
 import tempfile
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager, suppress
 from multiprocessing.process import BaseProcess
+from typing import Any, TypeVar
 
-from mintdim.pipelines.unit_build.batch import (
-    BatchCounter,
-    BatchEncoder,
-    CountedBatch,
-    EncodedBatch,
-)
-from mintdim.pipelines.unit_build.source.jsonl import RawBatch
 from mintdim.shared.errors import BuildWriteError, MintDimError, WorkerError
 from mintdim.shared.signals import stop_signals_ignored
 
 __all__ = ["encode_in_order"]
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
 
 _IN_FLIGHT_PER_WORKER = 3
 """Batches queued per worker: enough to keep every worker busy while the main process writes."""
@@ -58,17 +56,15 @@ _STOP_GRACE_SECONDS = 60.0
 
 _START_METHOD = "fork" if sys.platform == "linux" else "spawn"
 
-Work = BatchEncoder | BatchCounter
-"""What a worker runs on each raw batch."""
-Result = EncodedBatch | CountedBatch
-
-_worker_encoder: Work | None = None
+_worker_encoder: Callable[[Any], Any] | None = None
 _worker_spool = ""
 _spool_numbers = itertools.count()
 
 
-def encode_in_order(encoder: Work, batches: Iterable[RawBatch], workers: int) -> Iterator[Result]:
-    """Encode every batch, yielding results in input order."""
+def encode_in_order(
+    encoder: Callable[[Item], Result], batches: Iterable[Item], workers: int
+) -> Iterator[Result]:
+    """Run ``encoder`` on every item (a picklable callable), yielding results in input order."""
     if workers == 1:
         with _one_tokenizer_thread():
             yield from map(encoder, batches)
@@ -76,7 +72,9 @@ def encode_in_order(encoder: Work, batches: Iterable[RawBatch], workers: int) ->
     yield from _pool_map(encoder, batches, workers)
 
 
-def _pool_map(encoder: Work, batches: Iterable[RawBatch], workers: int) -> Iterator[Result]:
+def _pool_map(
+    encoder: Callable[[Item], Result], batches: Iterable[Item], workers: int
+) -> Iterator[Result]:
     try:
         spool_dir = tempfile.TemporaryDirectory(prefix="mintdim-batches-")
     except OSError as err:
@@ -86,7 +84,7 @@ def _pool_map(encoder: Work, batches: Iterable[RawBatch], workers: int) -> Itera
 
 
 def _spooled_pool_map(
-    encoder: Work, batches: Iterable[RawBatch], workers: int, spool: str
+    encoder: Callable[[Item], Result], batches: Iterable[Item], workers: int, spool: str
 ) -> Iterator[Result]:
     pool = ProcessPoolExecutor(
         max_workers=workers,
@@ -120,7 +118,7 @@ def _spooled_pool_map(
                 _stop(pool, list(processes.values()), cancel=outcome == "stopped")
 
 
-def _result(future: Future[str]) -> Result:
+def _result(future: Future[str]) -> Any:
     try:
         path = future.result()
     except MintDimError as err:
@@ -185,7 +183,7 @@ def _one_tokenizer_thread() -> Iterator[None]:
             os.environ[_PARALLELISM] = previous
 
 
-def _init_worker(encoder: Work, spool: str, parent: int) -> None:
+def _init_worker(encoder: Callable[[Any], Any], spool: str, parent: int) -> None:
     _die_with(parent)
     # Ctrl-C is the main process's to handle. SIGTERM must kill: a fork inherits the main
     # process's handler (which turns SIGTERM into KeyboardInterrupt), and a worker blocked in a
@@ -208,7 +206,7 @@ def _die_with(parent: int) -> None:
         os._exit(1)
 
 
-def _encode(batch: RawBatch) -> str:
+def _encode(batch: Any) -> str:
     """Encode a batch and spool the result to a file; only its path goes back through the pool.
 
     A worker killed while writing a multi-megabyte result into the pool's pipe would leave half

@@ -6,19 +6,22 @@ Layout::
           sample_index.jsonl  duplicate_index.jsonl  unk_index.jsonl  overflow_index.jsonl
           unit_<size>/shard_000000.bin ... index.npy  (or EMPTY_UNIT.md when the unit got nothing)
           unit_<size>/shard_000000.spans.bin ...      (segment spans, when the tokenizer sets encode)
+          staging/  (while the build runs: the pieces' fragments, output/staging.py)
 
 Under ``on_overflow="extend"`` a sample longer than every unit goes to the smallest unit
 already extended that holds it, else to a new unit of its exact size (rounded up to the plan's
 alignment). This happens here, in input order, so the units never depend on batching.
 
 A build that fails after it began writing leaves ``UNIT_BUILD_FAILED.md`` (the error in English
-and Vietnamese) in every unit directory and no manifest, so nothing half-written looks complete.
+and Vietnamese) in every unit directory and no manifest, so nothing half-written looks complete;
+its staging area stays, for ``resume=True``.
 A build that succeeds writes everything to disk (fsync) before the manifest, the commit point.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -34,12 +37,14 @@ from mintdim.pipelines.unit_build.output import (
     manifest,
     overflow_index,
     sample_index,
+    staging,
     stats,
     unk_index,
 )
 from mintdim.pipelines.unit_build.output.duplicate_index import DuplicateTracker
 from mintdim.pipelines.unit_build.output.overflow_index import OverflowIndexWriter
 from mintdim.pipelines.unit_build.output.sample_index import SampleIndexWriter
+from mintdim.pipelines.unit_build.output.staging import Staging
 from mintdim.pipelines.unit_build.output.unit_index import UnitIndexWriter
 from mintdim.pipelines.unit_build.output.unk_index import UnkIndexWriter
 from mintdim.pipelines.unit_build.source.jsonl import InputFingerprint
@@ -87,11 +92,23 @@ class OutputDirectory:
         self._parity_rows = 0
         self.complete = False
         """True once the manifest is written: a finished build that nothing may mark failed."""
+        self.staging = Staging(self.path)
 
-    def create(self) -> None:
-        """Create the directory (validated absent or empty), its unit folders and index files."""
+    def create(self, job: dict[str, object], resume: bool = False) -> None:
+        """Create the directory (validated absent or empty), its staging area for ``job``
+        (``Staging.job``), its unit folders and index files.
+
+        ``resume``: when the directory holds an unfinished build of the same job, keep its
+        staging area and start everything else afresh (its other files came from the interrupted
+        assembly, which runs again from the fragments).
+        """
         try:
-            self._claim()
+            if resume and self.staging.staged_job() is not None:
+                self.staging.begin(job, resume=True)
+                self._clear_all_but_staging()
+            else:
+                self._claim()
+                self.staging.begin(job, resume=False)
             for size in self.plan.sizes:
                 self._add_unit(size)
             self._samples = SampleIndexWriter(self.path)
@@ -101,6 +118,17 @@ class OutputDirectory:
             raise OutputValidationError(
                 directory=self.plan.path, problem="cannot_create", detail=str(err)
             ) from err
+
+    def _clear_all_but_staging(self) -> None:
+        # Validation found this directory holding our staging area and no manifest: everything
+        # else in it was written by the interrupted build.
+        for entry in self.path.iterdir():
+            if entry.name == staging.DIRNAME:
+                continue
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
 
     def _add_unit(self, size: int) -> None:
         unit_path = self.path / unit_dir_name(size)
@@ -245,10 +273,12 @@ class OutputDirectory:
         )
         durable.write_json_atomic(self.path / stats.FILENAME, content)
         durable.write_json_atomic(self.path / histogram.FILENAME, content["unit_distribution"])
-        # The manifest vouches for every file here: after a crash (power loss, kernel panic) it
-        # must never stand over shards or indexes that were still only in the page cache.
+        # The fragments are copied into the files above; none stays in a finished build.
+        self.staging.remove()
         for writer in self._units:
             (writer.unit_path / _MARKER_ROOM).unlink()
+        # The manifest vouches for every file here: after a crash (power loss, kernel panic) it
+        # must never stand over shards or indexes that were still only in the page cache.
         durable.sync_tree(self.path)
         durable.write_json_atomic(
             self.path / manifest.FILENAME,
@@ -312,11 +342,13 @@ EMPTY_UNIT_TEXT = Bilingual(
 FAILED_TEXT = Bilingual(
     en="# Unit build failed\n\n"
     "This directory is not a finished build: it has no manifest.json and its shards are\n"
-    "incomplete. Fix the error below and build again into a new, empty directory.\n\n"
+    "incomplete. Fix the error below, then run the same build again with resume=True (runner:\n"
+    "resume=true) to reuse the pieces already encoded, or build into a new, empty directory.\n\n"
     "```text\n{message}\n```",
     vi="# Build unit thất bại\n\n"
     "Thư mục này không phải là một lần build hoàn chỉnh: không có manifest.json và các shard\n"
-    "chưa đầy đủ. Hãy sửa lỗi dưới đây rồi build lại vào một thư mục mới, rỗng.\n\n"
+    "chưa đầy đủ. Hãy sửa lỗi dưới đây, rồi chạy lại đúng lần build này với resume=True\n"
+    "(runner: resume=true) để dùng lại các piece đã encode, hoặc build vào một thư mục mới, rỗng.\n\n"
     "```text\n{message}\n```",
 )
 

@@ -6,6 +6,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from mintdim.pipelines.unit_build.output import manifest, staging
 from mintdim.pipelines.unit_build.rules import is_positive_int, per_file
 from mintdim.shared.errors import (
     OutputConflictError,
@@ -82,11 +83,12 @@ def _check_not_nested(dirs: dict[str, str]) -> None:
                 )
 
 
-def check_directories_usable(paths: list[str]) -> None:
+def check_directories_usable(paths: list[str], resume: bool = False) -> None:
     """Each directory must be empty, or absent and creatable: MintDim never overwrites.
 
-    Checking creatability here means a second unusable directory cannot leave the first one
-    created and half-made.
+    With ``resume`` a directory may also hold an unfinished build (its staging area's job record
+    and no manifest), which the build then continues. Checking creatability here means a second
+    unusable directory cannot leave the first one created and half-made.
     """
     for path in paths:
         absolute = resolve(path, "output.dir")
@@ -97,7 +99,16 @@ def check_directories_usable(paths: list[str]) -> None:
             raise OutputValidationError(directory=path, problem="not_a_directory")
         with os.scandir(absolute) as entries:
             if any(True for _ in entries):
-                raise OutputValidationError(directory=path, problem="not_empty")
+                _check_resumable(path, absolute, resume)
+
+
+def _check_resumable(path: str, absolute: Path, resume: bool) -> None:
+    if not resume:
+        raise OutputValidationError(directory=path, problem="not_empty")
+    if (absolute / manifest.FILENAME).exists():
+        raise OutputValidationError(directory=path, problem="finished")
+    if not (absolute / staging.DIRNAME / staging.JOB).is_file():
+        raise OutputValidationError(directory=path, problem="not_resumable")
 
 
 def _check_creatable(path: str, absolute: Path) -> None:

@@ -91,16 +91,19 @@ class InputFingerprint:
     """SHA-256 of the bytes read, taken while reading (no second pass)."""
 
 
-def read_raw_batches(plan: FilePlan) -> Generator[RawBatch, None, InputFingerprint]:
-    """Stream a file as batches of raw lines; memory holds one read block and one batch.
+def read_raw_batches(
+    plan: FilePlan, start: int = 0, end: int | None = None, first_line: int = 1
+) -> Generator[RawBatch, None, InputFingerprint]:
+    """Stream a file (or its bytes ``start`` to ``end``, cut at line ends, whose first line is
+    line ``first_line``) as batches of raw lines; memory holds one read block and one batch.
 
     The generator's return value (``fingerprint = yield from read_raw_batches(plan)``) is the
-    file's fingerprint.
+    fingerprint of the bytes read.
     """
     size = plan.build_batch
-    next_line = 1
+    next_line = first_line
     data = b""
-    blocks = _Blocks(plan.abs_path)
+    blocks = _Blocks(plan.abs_path, start, end)
     for block in blocks:
         data += block
         newlines = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == _NEWLINE)
@@ -129,25 +132,35 @@ def _check_line_lengths(plan: FilePlan, data: bytes, newlines: np.ndarray, first
 
 
 class _Blocks:
-    """The file in blocks of ``_READ_BLOCK`` bytes without a leading UTF-8 BOM, hashed as read."""
+    """Bytes ``start`` to ``end`` (None: the end of the file) in blocks of ``_READ_BLOCK`` bytes,
+    hashed as read; a UTF-8 BOM at the start of the file is dropped (it is no line's content)."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, start: int = 0, end: int | None = None) -> None:
         self.path = path
+        self.start = start
+        self.end = end
         self.fingerprint = InputFingerprint(0, 0, "")
 
     def __iter__(self) -> Iterator[bytes]:
         digest = hashlib.sha256()
+        count = 0
         with open(self.path, "rb") as handle:
             mtime_ns = os.fstat(handle.fileno()).st_mtime_ns
-            head = handle.read(len(_BOM))
-            digest.update(head)
-            count = len(head)
-            yield head[len(_BOM) :] if head == _BOM else head
-            while block := handle.read(_READ_BLOCK):
+            handle.seek(self.start)
+            left = -1 if self.end is None else self.end - self.start  # -1: to the end
+            head = self.start == 0  # the file's first bytes are read alone, to drop a BOM
+            while left and (block := handle.read(_block_size(left, head))):
                 digest.update(block)
                 count += len(block)
-                yield block
+                left -= len(block) if left > 0 else 0
+                yield b"" if head and block == _BOM else block
+                head = False
         self.fingerprint = InputFingerprint(count, mtime_ns, digest.hexdigest())
+
+
+def _block_size(left: int, head: bool) -> int:
+    size = len(_BOM) if head else _READ_BLOCK
+    return size if left < 0 else min(left, size)
 
 
 def check_unchanged(plan: FilePlan, fingerprint: InputFingerprint) -> None:

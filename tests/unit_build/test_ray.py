@@ -1,0 +1,175 @@
+"""One build on a real (local, loopback-only) Ray cluster: byte-identical to the local build.
+
+One cluster for the module (two CPUs, no dashboard). Covered: identity for several piece sizes
+and actor counts, a bad line in a late piece (same error, same line as a local build), an actor
+killed mid-build (Ray restarts it and retries its piece), a driver SIGKILLed mid-build and
+resumed, and the bilingual error when Ray is not installed. Ray is an optional extra: without it
+the module is skipped (CI installs it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from mintdim.shared import errors
+from tests.unit_build.helpers import job, sections, tree_bytes, write_jsonl
+
+# Single-node mode: Ray then binds its services to 127.0.0.1 only (read when ray is imported;
+# the driver subprocess inherits it).
+os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+ray = pytest.importorskip("ray")
+
+SIZES = [8, 16, 32, 64]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cluster():
+    """A local Ray cluster on 127.0.0.1 for this module; builds join it (ray_address=None).
+
+    The local builds compared with it run with workers=1: a process pool forked from a process
+    running Ray's threads is not safe (test_pieces proves workers=1 and workers=2 identical)."""
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}},
+    )
+    yield
+    ray.shutdown()
+
+
+def _rows(count: int) -> list[object]:
+    words = ["the model", "a unit", "padding is waste", "xin chào thế giới", "tokens ✓ ☃"]
+    return [{"text": f"{words[i % 5]} {i % 53}"} for i in range(count)]
+
+
+def _job(sp_model, out: str):
+    return job(
+        ["data/a.jsonl"],
+        sp_model,
+        sizes=[SIZES],
+        samples_per_shard=[11],
+        build_batch=[16],
+        out=out,
+    )
+
+
+def test_byte_identical_to_the_local_build_for_piece_sizes_and_actor_counts(cwd, sp_model):
+    write_jsonl("data/a.jsonl", _rows(1500))
+    _job(sp_model, "local").run(workers=1)
+    reference = tree_bytes("local")
+    for actors, piece_bytes in [(1, 700), (2, 300), (3, None)]:
+        out = f"ray_{actors}_{piece_bytes}"
+        _job(sp_model, out).run(executor="ray", workers=actors, piece_bytes=piece_bytes)
+        assert tree_bytes(out) == reference, (actors, piece_bytes)
+
+
+def test_a_bad_line_in_a_late_piece_fails_like_the_local_build(cwd, sp_model):
+    rows = _rows(1200)
+    rows[1100] = '{"text": 5}'
+    write_jsonl("data/a.jsonl", rows)
+    with pytest.raises(errors.FieldValueTypeError) as local:
+        _job(sp_model, "local").run(workers=1, piece_bytes=500)
+    with pytest.raises(errors.FieldValueTypeError) as on_ray:
+        _job(sp_model, "ray").run(executor="ray", workers=2, piece_bytes=500)
+    assert on_ray.value.facts() == local.value.facts()
+    assert on_ray.value.line == 1101
+    assert not Path("ray/manifest.json").exists()
+    assert tree_bytes("ray/unit_8") == tree_bytes("local/unit_8")  # the same samples written
+
+
+def _actor_pids() -> list[int]:
+    """Live processes of this module's Ray actors (Ray titles them ``ray::_PieceActor...``)."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                command = (proc / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if command.startswith(b"ray::_PieceActor"):
+                pids.append(int(proc.name))
+    return pids
+
+
+def test_a_killed_actor_is_restarted_and_its_piece_retried(cwd, sp_model):
+    write_jsonl("data/a.jsonl", _rows(20000))
+    _job(sp_model, "local").run(workers=1, piece_bytes=4000)
+    killed: list[int] = []
+
+    def kill_one_actor_mid_build() -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            done = len(list(Path("ray/staging").glob("*.json"))) if Path("ray").exists() else 0
+            pids = _actor_pids()
+            if done >= 10 and pids:
+                os.kill(pids[0], signal.SIGKILL)
+                killed.append(pids[0])
+                return
+            time.sleep(0.01)
+
+    killer = threading.Thread(target=kill_one_actor_mid_build)
+    killer.start()
+    _job(sp_model, "ray").run(executor="ray", workers=2, piece_bytes=4000)
+    killer.join()
+    assert killed, "no actor was killed: the build ended first"
+    assert tree_bytes("ray") == tree_bytes("local")
+
+
+_DRIVER = """
+import sys
+import ray
+from tests.unit_build.helpers import job
+ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+job(["data/a.jsonl"], sys.argv[1], sizes=[[8, 16, 32, 64]], samples_per_shard=[11],
+    build_batch=[16], out="ray").run(executor="ray", workers=2, piece_bytes=3000)
+"""
+
+
+def test_a_driver_killed_mid_build_resumes_to_the_identical_result(cwd, sp_model):
+    write_jsonl("data/a.jsonl", _rows(20000))
+    driver = subprocess.Popen(
+        [sys.executable, "-c", _DRIVER, str(sp_model)],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        start_new_session=True,  # its Ray processes are found, and ended, as its group
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while len(list(Path("ray/staging").glob("*.json"))) < 15 and driver.poll() is None:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        os.kill(driver.pid, signal.SIGKILL)
+        assert driver.wait() == -signal.SIGKILL
+    finally:
+        # The driver's own Ray cluster dies with it; end any of its processes still running.
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(driver.pid, signal.SIGKILL)
+    assert not Path("ray/manifest.json").exists()
+    staged = len(list(Path("ray/staging").glob("*.fragment")))
+    assert staged >= 14  # 15 markers, job.json among them
+
+    _job(sp_model, "ray").run(executor="ray", workers=2, resume=True)
+    _job(sp_model, "local").run(workers=1, piece_bytes=3000)
+    assert tree_bytes("ray") == tree_bytes("local")
+
+
+def test_without_ray_the_error_says_how_to_get_it(cwd, sp_model, monkeypatch):
+    write_jsonl("data/a.jsonl", _rows(5))
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now raises ImportError
+    with pytest.raises(errors.RayMissingError) as info:
+        _job(sp_model, "out").run(executor="ray")
+    assert sections(info.value.message("en"))["Fix"][0].startswith(
+        'install MintDim with its Ray extra, from the MintDim checkout: pip install ".[ray]"'
+    )
+    assert 'pip install ".[ray]"' in info.value.message("vi")
+    assert not Path("out").exists()
