@@ -2282,10 +2282,31 @@ class InputChangedError(MintDimError, RuntimeError):
         ),
     }
 
+    # What was seen when the file was read, and now: per change, in the unit its text names
+    # (bytes; mtime_ns; SHA-256 of the piece ``byte_range``; the OS's answer for "gone").
+    _SEEN: ClassVar[dict[str, Bilingual]] = {
+        "size": Bilingual(
+            "size when read: {was} bytes; now: {now} bytes",
+            "kích thước khi đọc: {was} byte; bây giờ: {now} byte",
+        ),
+        "mtime": Bilingual(
+            "mtime_ns when read: {was}; now: {now}", "mtime_ns khi đọc: {was}; bây giờ: {now}"
+        ),
+        "gone": Bilingual(
+            "size when read: {was} bytes; now: {now}",
+            "kích thước khi đọc: {was} byte; bây giờ: {now}",
+        ),
+        "content": Bilingual(
+            "SHA-256 of bytes {byte_range} when the build cut them: {was}; when encoded: {now}",
+            "SHA-256 của các byte {byte_range} khi build cắt chúng: {was}; khi encode: {now}",
+        ),
+    }
+
     file: str
     change: str = _choice(_CHANGES)
     was: str = ""
     now: str = ""
+    byte_range: str = ""
 
     summary = Bilingual(
         "An input file changed while the build read it; no manifest was written.",
@@ -2295,15 +2316,16 @@ class InputChangedError(MintDimError, RuntimeError):
         {
             "file": "./data/alpaca.jsonl",
             "change": "mtime",
-            "was": "mtime_ns 1764500000000000000",
-            "now": "mtime_ns 1764500012000000000",
+            "was": "1764500000000000000",
+            "now": "1764500012000000000",
         },
+        {"file": "./data/alpaca.jsonl", "change": "size", "was": "165432101", "now": "165432222"},
     )
 
     def _sections(self) -> Iterator[Any]:
         yield "File", self.file
-        seen = Bilingual("when read: {was}; now: {now}", "khi đọc: {was}; bây giờ: {now}")
-        yield _H.REASON, self._CHANGES[self.change], *([seen] if self.was or self.now else [])
+        seen = [self._SEEN[self.change]] if self.was or self.now else []
+        yield _H.REASON, self._CHANGES[self.change], *seen
         yield (
             _H.FIX,
             Bilingual(

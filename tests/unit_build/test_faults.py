@@ -7,6 +7,7 @@ child). Tests that need a mount or a limit skip cleanly where the machine does n
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -99,7 +100,13 @@ def test_an_input_rewritten_in_place_fails_the_build(cwd, sp_model, monkeypatch)
     assert (caught.value.file, caught.value.change) == ("data.jsonl", "content")
     assert os.path.getsize(data) == len(original)
     _assert_failed_build(cwd / "out", "InputChangedError")
-    assert "khi đọc: bytes " in caught.value.message("vi")
+    err = caught.value
+    assert err.was != err.now and len(err.was) == len(err.now) == 64
+    start, end = (int(n) for n in err.byte_range.split("-"))
+    assert hashlib.sha256(original[start:end]).hexdigest() == err.was
+    vi = err.message("vi")
+    assert f"SHA-256 của các byte {err.byte_range} khi build cắt chúng: {err.was}" in vi
+    assert "bytes" not in vi and "when" not in vi  # the facts carry no English words
 
 
 def test_an_input_that_grows_during_the_build_fails_it(cwd, sp_model, monkeypatch):

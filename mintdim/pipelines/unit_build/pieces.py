@@ -141,6 +141,7 @@ def _check_same_bytes(file: FilePlan, piece: Piece, read: InputFingerprint) -> N
         raise InputChangedError(
             file=file.path,
             change="content",
-            was=f"bytes {piece.start}-{piece.end} had SHA-256 {piece.sha256}",
-            now=f"SHA-256 {read.sha256}",
+            was=piece.sha256,
+            now=read.sha256,
+            byte_range=f"{piece.start}-{piece.end}",
         )

@@ -169,21 +169,21 @@ def check_unchanged(plan: FilePlan, fingerprint: InputFingerprint) -> None:
         status = os.stat(plan.abs_path)
     except OSError as err:
         raise InputChangedError(
-            file=plan.path, change="gone", was=f"{fingerprint.bytes} bytes", now=str(err)
+            file=plan.path, change="gone", was=str(fingerprint.bytes), now=str(err)
         ) from err
     if status.st_size != fingerprint.bytes:
         raise InputChangedError(
             file=plan.path,
             change="size",
-            was=f"{fingerprint.bytes} bytes",
-            now=f"{status.st_size} bytes",
+            was=str(fingerprint.bytes),
+            now=str(status.st_size),
         )
     if status.st_mtime_ns != fingerprint.mtime_ns:
         raise InputChangedError(
             file=plan.path,
             change="mtime",
-            was=f"mtime_ns {fingerprint.mtime_ns}",
-            now=f"mtime_ns {status.st_mtime_ns}",
+            was=str(fingerprint.mtime_ns),
+            now=str(status.st_mtime_ns),
         )
 
 
