@@ -22,9 +22,12 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python -m mintdim.run
 
-# The lint runs first: a ruff finding fails the suite before any test runs. pytest's exit 5 means
-# it collected no test at all (a broken checkout or collection), which must not pass as green.
-test: lint
+# The lint runs first, in this recipe: a ruff finding fails the suite before any test runs.
+# pytest's exit 5 means it collected no test at all (a broken checkout or collection), which must
+# not pass as green.
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest || { status=$$?; \
 		if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests (exit 5)" >&2; fi; \
 		exit $$status; }

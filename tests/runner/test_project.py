@@ -150,7 +150,12 @@ def test_ci_runs_exactly_the_readme_test_command_and_it_lints_first() -> None:
     assert os.access(REPO / ".ci" / "run", os.X_OK)
     assert "make test" in README.read_text() and "make demo" in README.read_text()
     makefile = (REPO / "Makefile").read_text()
-    assert re.search(r"^test: lint\n\t\$\(BIN\)/python -m pytest\b", makefile, re.M)
+    assert re.search(
+        r"^test: \$\(STAMP\)\n\t\$\(BIN\)/ruff check \.\n\t\$\(BIN\)/ruff format --check \.\n"
+        r"\t\$\(BIN\)/python -m pytest\b",
+        makefile,
+        re.M,
+    )
     assert re.search(
         r"^lint: \$\(STAMP\)\n\t\$\(BIN\)/ruff check \.\n\t\$\(BIN\)/ruff format --check \.$",
         makefile,
