@@ -16,10 +16,10 @@ The checks read the build through the names, formats and digests its writers use
   byte anywhere is found.
 
 Every failure is collected (not only the first), each with the file it concerns, in English and
-Vietnamese. Shards are streamed in blocks of whole records, hashed and checked in one read, and
-the index is parsed a block at a time with one orjson call; benchmarks/verify.py measures the
-whole check against a bare SHA-256 of the same bytes. ``deep`` re-derives every record from the
-inputs (output/deep_verify.py).
+Vietnamese. A second thread hashes every listed file from the start while the main thread checks
+the content (shards in blocks of whole records, the index in blocks of whole lines);
+benchmarks/verify.py measures the whole check against a bare SHA-256 of the same bytes. ``deep``
+re-derives every record from the inputs (output/deep_verify.py).
 """
 
 from __future__ import annotations
@@ -62,8 +62,6 @@ _READ_BYTES = 8 << 20
 """Shards are read in blocks of whole records of about this size."""
 _INDEX_BLOCK_BYTES = 8 << 20
 """sample_index.jsonl is parsed in blocks of whole lines of about this size."""
-_BLOCKS_IN_FLIGHT = 2
-"""Blocks read but not yet hashed, at most (each up to _READ_BYTES or _INDEX_BLOCK_BYTES)."""
 _SHOWN_PER_CHECK = 20
 """Failures of one check listed one by one; the rest are counted."""
 
@@ -337,16 +335,18 @@ def verify_build(directory: str | Path, *, deep: bool = False) -> VerifyReport:
     if build is None:
         report.skipped = "manifest"
         return report
-    index = _check_sample_index(build, report)
-    found_unks = _check_shards(build, index, report)
-    _check_unit_indexes(build, index, report)
-    _check_spans(build, index, report)
-    _check_overflow_index(build, index, report)
-    _check_unlisted(build, report)
-    _check_audit_digests(build, report)
-    groups = _check_stats(build, index, found_unks, report)
-    _check_duplicate_index(build, index, groups, report)
-    _check_unk_index(build, index, found_unks, report)
+    with _Digests(build) as digests:  # hashed on a second thread while the content is checked
+        index = _check_sample_index(build, report)
+        found_unks = _check_shards(build, index, report)
+        _check_unit_indexes(build, index, report)
+        _check_spans(build, index, report)
+        _check_overflow_index(build, index, report)
+        _check_unlisted(build, report)
+        _check_audit_files(build, report)
+        groups = _check_stats(build, index, found_unks, report)
+        _check_duplicate_index(build, index, groups, report)
+        _check_unk_index(build, index, found_unks, report)
+        digests.compare(build.root, report)
     if deep:
         if report.ok:
             deep_check(build.root, build.content, report)
@@ -459,55 +459,18 @@ def _spans_entry(spans_file: dict, shard: dict) -> _Shard:
 
 
 def _check_sample_index(build: _Build, report: VerifyReport) -> _Index:
-    """Parse the index in blocks (one orjson call each) and check whole columns at once."""
+    """Parse the index in blocks of whole lines and check whole columns at once."""
     scan = _IndexScan(build, report)
     path = build.root / sample_index.FILENAME
     if not path.is_file():
         report.add("sample_index", sample_index.FILENAME, "missing")
     else:
-        # The file's digest is taken from the same blocks (no second read of the largest index).
-        with _BackgroundDigest() as digest, open(path, "rb") as handle:
+        with open(path, "rb") as handle:
             while block := handle.read(_INDEX_BLOCK_BYTES):
                 if not block.endswith(b"\n"):
                     block += handle.readline()  # whole lines only
-                digest.update(block)
                 scan.lines(block)
-        listed = build.content["audit_files"][sample_index.FILENAME]
-        _compare_digest(path, sample_index.FILENAME, listed, digest.hexdigest(), report, "files")
     return scan.finish()
-
-
-class _BackgroundDigest:
-    """SHA-256 fed on its own thread, in order, while the caller checks the same blocks.
-
-    hashlib releases the GIL on large buffers, and so do numpy's whole-array checks, so on two
-    cores the hash of a block overlaps with the checks of the next (one read serves both).
-    """
-
-    def __init__(self) -> None:
-        self._digest = hashlib.sha256()
-        self._pool = ThreadPoolExecutor(max_workers=1)  # one worker: blocks are hashed in order
-        self._pending: list = []
-
-    def __enter__(self) -> _BackgroundDigest:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._pool.shutdown(wait=True)
-
-    def update(self, data: bytes) -> None:
-        """Queue ``data`` (immutable bytes) for hashing after the blocks queued before it."""
-        self._pending = [f for f in self._pending if not f.done()]
-        if len(self._pending) >= _BLOCKS_IN_FLIGHT:  # bound memory if hashing falls behind
-            self._pending.pop(0).result()
-        self._pending.append(self._pool.submit(self._digest.update, data))
-
-    def hexdigest(self) -> str:
-        """The digest of every block queued so far (waits for them)."""
-        for future in self._pending:
-            future.result()
-        self._pending = []
-        return self._digest.hexdigest()
 
 
 def _parse_block(block: bytes, lines_before: int, report: VerifyReport) -> list[object]:
@@ -975,9 +938,6 @@ def _check_shard(
     if not path.is_file():
         report.add("shards", shard.path, "missing")
         return
-    actual = path.stat().st_size
-    if actual != shard.bytes:
-        report.add("shards", shard.path, "size", actual=actual, listed=shard.bytes)
     width = shard.unit
     record_bytes = width * build.dtype.itemsize
     counts = index.record_counts[position]
@@ -985,9 +945,8 @@ def _check_shard(
     first_row = 0
     slots = np.arange(width)
     block_records = max(1, _READ_BYTES // record_bytes)
-    with _BackgroundDigest() as digest, open(path, "rb") as handle:
+    with open(path, "rb") as handle:
         while data := handle.read(block_records * record_bytes):
-            digest.update(data)
             whole = len(data) // record_bytes
             records = np.frombuffer(data, dtype=build.dtype, count=whole * width)
             records = records.reshape(whole, width)
@@ -1003,8 +962,6 @@ def _check_shard(
                 report,
             )
             first_row += whole
-    if digest.hexdigest() != shard.sha256:
-        report.add("shards", shard.path, "sha256", actual=digest.hexdigest(), listed=shard.sha256)
 
 
 def _check_records(
@@ -1098,7 +1055,6 @@ def _check_unit_indexes(build: _Build, index: _Index, report: VerifyReport) -> N
         if not path.is_file():
             report.add("unit_index", relative, "missing")
             continue
-        _check_digest(path, relative, entry.bytes, entry.sha256, report, "unit_index")
         try:
             entries = unit_index.load(path)
         except (ValueError, OSError) as err:
@@ -1133,7 +1089,6 @@ def _check_spans(build: _Build, index: _Index, report: VerifyReport) -> None:
         if entry is None or entry.path != relative or not (build.root / relative).is_file():
             report.add("spans", relative, "missing")
             continue
-        _check_digest(build.root / relative, relative, entry.bytes, entry.sha256, report, "spans")
         data = np.fromfile(build.root / relative, dtype=spans.DTYPE)
         width = build.span_width
         if data.size != shard.samples * width:
@@ -1212,13 +1167,6 @@ def _read_jsonl(path: Path) -> list[dict]:
     return [row for row in rows if isinstance(row, dict)]
 
 
-def _check_digest(
-    path: Path, relative: str, size: int, sha256: str, report: VerifyReport, check: str
-) -> None:
-    listed = {"bytes": size, "sha256": sha256}
-    _compare_digest(path, relative, listed, durable.file_sha256(path), report, check)
-
-
 def _compare_digest(
     path: Path, relative: str, listed: dict, digest: str, report: VerifyReport, check: str
 ) -> None:
@@ -1255,16 +1203,64 @@ def _check_unlisted(build: _Build, report: VerifyReport) -> None:
         report.add("files", name, "unlisted")
 
 
-def _check_audit_digests(build: _Build, report: VerifyReport) -> None:
+def _check_audit_files(build: _Build, report: VerifyReport) -> None:
     for name in AUDIT_FILES:
-        if name == sample_index.FILENAME and (build.root / name).is_file():
-            continue  # hashed while the index was parsed
-        path = build.root / name
-        listed = build.content["audit_files"][name]
-        if not path.is_file():
+        if not (build.root / name).is_file():
             report.add("files", name, "missing")
-            continue
-        _check_digest(path, name, listed["bytes"], listed["sha256"], report, "files")
+
+
+class _Digests:
+    """The size and SHA-256 of every file the manifest lists, hashed on a second thread.
+
+    Hashing every byte is the bound verify is measured against (benchmarks/verify.py). File reads
+    and hashlib release the GIL, so from the start of verify a second core hashes while the main
+    thread checks the content, reading the same files (from the page cache) for its own purpose;
+    the digests are compared at the end, in manifest order. A missing file is reported by the
+    check that owns it.
+    """
+
+    def __init__(self, build: _Build) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=1)  # one: the main thread has the other core
+        self._files = [
+            (check, relative, listed, self._pool.submit(durable.file_sha256, build.root / relative))
+            for check, relative, listed in _listed_files(build)
+            if (build.root / relative).is_file()
+        ]
+
+    def __enter__(self) -> _Digests:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def compare(self, root: Path, report: VerifyReport) -> None:
+        """Report each file whose size or digest is not the listed one (waits for the hashes)."""
+        for check, relative, listed, digest in self._files:
+            _compare_digest(root / relative, relative, listed, digest.result(), report, check)
+
+
+def _listed_files(build: _Build) -> list[tuple[str, str, dict]]:
+    """(check, path, {"bytes", "sha256"}) of every file whose digest the manifest lists; a unit
+    index or spans file listed under another name than the writer's is reported missing instead."""
+
+    def facts(entry: _Shard) -> dict:
+        return {"bytes": entry.bytes, "sha256": entry.sha256}
+
+    files = [("shards", shard.path, facts(shard)) for shard in build.shards]
+    for shard in build.shards if build.span_width else []:
+        relative = shard.path.removesuffix(".bin") + spans.SUFFIX
+        if shard.spans is not None and shard.spans.path == relative:
+            files.append(("spans", relative, facts(shard.spans)))
+    listed = {entry.unit: entry for entry in build.unit_indexes}
+    filled = {shard.unit for shard in build.shards}
+    for size in build.sizes:
+        entry = listed.get(size)
+        if size in filled and entry is not None and entry.path == unit_index.index_path(size):
+            files.append(("unit_index", entry.path, facts(entry)))
+    audit = build.content["audit_files"]
+    return [("files", sample_index.FILENAME, audit[sample_index.FILENAME]), *files] + [
+        ("files", name, audit[name]) for name in AUDIT_FILES if name != sample_index.FILENAME
+    ]
 
 
 # ---------------------------------------------------------------------------
