@@ -320,3 +320,53 @@ def test_sample_index_read_from_raw_bytes_equals_orjson_and_falls_back(cwd, sp_m
     (out / "sample_index.jsonl").write_bytes(spaced)
     _reseal(out)
     assert _report(out)["ok"]
+
+
+def test_record_checks_report_what_a_slot_by_slot_reading_finds():
+    """The block check of shard records (PAD after the tokens, ids inside the vocabulary, UNK
+    positions) proves the common case from each record's extremes; on random blocks, with
+    records no sample points at (count -1), full and empty records, EOS sharing the UNK id and
+    truncated samples, it reports exactly what reading every slot one by one finds."""
+    from types import SimpleNamespace
+
+    from mintdim.pipelines.unit_build.output import verify as checks
+
+    rng = np.random.default_rng(7)
+    for _ in range(400):
+        width, rows, vocab = int(rng.integers(1, 9)), int(rng.integers(1, 40)), 12
+        pad, unk = (int(value) for value in rng.choice(vocab, 2, replace=False))
+        counts = rng.integers(-1, width + 1, rows)
+        ids = np.where(counts < 0, -1, rng.permutation(rows) + 100)
+        records = rng.integers(0, vocab + int(rng.integers(0, 2)), (rows, width))
+        tails = np.arange(width) >= counts[:, None]
+        records[tails & (rng.random((rows, width)) < 0.97)] = pad
+        build = SimpleNamespace(
+            pad_id=pad,
+            vocab_size=vocab,
+            unk_id=None if rng.random() < 0.1 else unk,
+            eos_is_unk=bool(rng.random() < 0.3),
+            truncated=ids[rng.random(rows) < 0.3],
+        )
+        report = checks.VerifyReport(directory="d", deep=False)
+        unks: dict[int, list[int]] = {}
+        records = records.astype(np.uint16)
+        checks._check_records(build, "s", records, (counts, ids), 50, unks, report)
+
+        want: dict[str, list[tuple[int, int]]] = {"padding": [], "vocabulary": []}
+        want_unks: dict[int, list[int]] = {}
+        for row, (count, sample_id) in enumerate(zip(counts.tolist(), ids.tolist(), strict=True)):
+            positions = []
+            for slot, value in enumerate(records[row].tolist()):
+                if 0 <= count <= slot and value != pad:
+                    want["padding"].append((50 + row, slot))
+                if value >= vocab:
+                    want["vocabulary"].append((50 + row, slot))
+                eos = build.eos_is_unk and slot == count - 1 and sample_id not in build.truncated
+                if value == build.unk_id and (count < 0 or slot < count) and not eos:
+                    positions.append(slot)
+            if positions:
+                want_unks[sample_id] = positions
+        for code, slots in want.items():
+            got = [(f.facts["row"], f.facts["slot"]) for f in report.failures if f.code == code]
+            assert got == slots[:20] and report.hidden.get(code, 0) == max(0, len(slots) - 20)
+        assert unks == want_unks

@@ -943,7 +943,6 @@ def _check_shard(
     counts = index.record_counts[position]
     ids = index.record_ids[position]
     first_row = 0
-    slots = np.arange(width)
     block_records = max(1, _READ_BYTES // record_bytes)
     with open(path, "rb") as handle:
         while data := handle.read(block_records * record_bytes):
@@ -957,7 +956,6 @@ def _check_shard(
                 records,
                 (counts[rows], ids[rows]),
                 first_row,
-                slots,
                 unks,
                 report,
             )
@@ -970,35 +968,42 @@ def _check_records(
     records: np.ndarray,
     samples: tuple[np.ndarray, np.ndarray],
     first_row: int,
-    slots: np.ndarray,
     unks: dict[int, list[int]],
     report: VerifyReport,
 ) -> None:
     """PAD after each record's tokens, ids inside the vocabulary, and where UNK ids are.
 
-    ``samples``: the token count and sample id of each record, from the index.
+    ``samples``: the token count and sample id of each record, from the index. The extremes of
+    each record's tokens and tail prove the common case in two read-only passes; the slots at
+    fault are looked for only where they prove nothing.
     """
     counts, ids = samples
-    known = counts.size
-    records = records[:known]  # rows past the listed samples are a size failure already
-    # A record no sample points at (count -1) is an index failure already: skip it here.
-    tail = (slots >= counts[:, None]) & (counts >= 0)[:, None]
-    # any() first: argwhere over a whole block costs more than the hash when all is well.
-    bad = (records != build.pad_id) & tail
-    if bad.any():
-        _slot_failures(
-            report, "padding", path, records, bad, samples, first_row, pad_id=build.pad_id
-        )
-    if records.size and int(records.max()) >= build.vocab_size:
+    records = records[: counts.size]  # rows past the listed samples are a size failure already
+    if not records.size:
+        return
+    width = records.shape[1]
+    token_min, token_max, tail_min, tail_max = _extremes(records, counts)
+    pad = build.pad_id
+    # A record no sample points at (count -1) is an index failure already: no PAD check for it.
+    no_tail = (counts < 0) | (counts >= width)
+    if not (no_tail | ((tail_min == pad) & (tail_max == pad))).all():
+        tail = (np.arange(width) >= counts[:, None]) & (counts >= 0)[:, None]
+        bad = (records != pad) & tail
+        _slot_failures(report, "padding", path, records, bad, samples, first_row, pad_id=pad)
+    # Every slot is in one record's tokens or tail, so this is the largest id of the block.
+    if max(int(token_max.max()), int(tail_max.max())) >= build.vocab_size:
         outside = records >= build.vocab_size
         _slot_failures(
             report, "vocabulary", path, records, outside, samples, first_row, vocab=build.vocab_size
         )
     if build.unk_id is None:  # the UNK tier is off
         return
-    # UNK ids are rare: find them in one flat pass, then keep those inside their record's
-    # tokens (not in the PAD tail; a record no sample points at keeps all).
-    rows, slots_hit = np.divmod(np.flatnonzero(records == build.unk_id), records.shape[1])
+    # UNK ids are rare: look for them only in records whose tokens span the UNK id (all slots
+    # of a record no sample points at), then keep those inside their record's tokens.
+    unk = build.unk_id
+    maybe = np.flatnonzero((counts < 0) | ((counts > 0) & (token_min <= unk) & (token_max >= unk)))
+    hit_rows, slots_hit = np.divmod(np.flatnonzero(records[maybe] == unk), width)
+    rows = maybe[hit_rows]
     listed = counts[rows]
     hits = (slots_hit < listed) | (listed < 0)
     if build.eos_is_unk:
@@ -1011,6 +1016,31 @@ def _check_records(
             rows[starts].tolist(), np.split(slots_hit, starts[1:]), strict=True
         ):
             unks[int(ids[row])] = positions.tolist()
+
+
+def _extremes(records: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Per record: the smallest and largest id of its tokens, then of its tail (the slots from
+    its token count on). An empty part gives some id of the record, which callers mask out.
+
+    One ``reduceat`` per extreme over the flat block, cut at every record start and token
+    count, reads each slot once and writes nothing per slot.
+    """
+    flat = records.reshape(-1)
+    width = records.shape[1]
+    cuts = np.repeat(np.arange(0, flat.size, width, dtype=np.int64), 2)
+    cuts[1::2] += np.clip(counts, 0, width)
+    # reduceat cannot start a part at the very end: a full last record's empty tail starts at
+    # its last slot instead, so that slot joins its tokens below.
+    full_last = cuts[-1] == flat.size
+    cuts[-1] -= full_last
+    parts = []
+    for reduce in (np.minimum, np.maximum):
+        extremes = reduce.reduceat(flat, cuts)
+        if full_last:
+            extremes[-2] = reduce(extremes[-2], extremes[-1])
+        parts += [extremes[0::2], extremes[1::2]]
+    token_min, tail_min, token_max, tail_max = parts
+    return token_min, token_max, tail_min, tail_max
 
 
 def _slot_failures(
