@@ -240,3 +240,64 @@ def test_round_trip_on_random_data(
     assert read_jsonl(out / "unk_index.jsonl") == unk_rows
     assert stats["samples_with_unk"] == len(unk_rows)
     assert stats["unk_tokens"] == sum(r["unk_count"] for r in unk_rows)
+
+
+def _written_lines(directory: Path, rng: np.random.Generator, count: int) -> tuple[list, list]:
+    """Lines written by the real writer from random values; returns (sources, shard paths)."""
+    from mintdim.pipelines.unit_build.output import sample_index
+    from mintdim.pipelines.unit_build.units.shard_writer import shard_path
+
+    sources = ["data/a.jsonl", 'odd "name",\\.jsonl', "ủ/b c.jsonl"]
+    sizes = np.array([8, 128, 4096])
+    units = rng.integers(0, 3, count)
+    numbers, rows = rng.integers(0, 3, count), rng.integers(0, 10**6, count)
+    source = int(rng.integers(0, 3))
+    parts = sample_index.sample_parts(
+        [hashlib.sha256(bytes([i % 256, i // 256])).hexdigest() for i in range(count)],
+        [int(rng.integers(0, sizes[u] + 1)) for u in units],
+        sizes[units].tolist(),
+        json.dumps(sources[source], ensure_ascii=False),
+        rng.integers(1, 10**12, count).tolist(),
+        [rng.choice(["[]", '["input"]', '["input","output"]']) for _ in range(count)],
+    )
+    writer = sample_index.SampleIndexWriter(directory)
+    writer.write(int(rng.integers(0, 10**7)), parts, sizes[units], numbers, rows)
+    writer.close()
+    shards = [shard_path(int(size), number) for size in sizes for number in range(3)]
+    return sources, shards
+
+
+def test_lines_read_from_their_bytes_are_what_orjson_reads_or_declined(tmp_path):
+    """ExactReader reads sample_index lines straight from their bytes. On lines the writer wrote
+    it gives what orjson gives; with one byte of a line replaced, inserted or deleted it either
+    declines (None: the caller parses with orjson) or still gives exactly orjson's columns."""
+    import orjson
+
+    from mintdim.pipelines.unit_build.output import sample_index
+
+    rng = np.random.default_rng(11)
+    sources, shards = _written_lines(tmp_path, rng, 40)
+    data = (tmp_path / sample_index.FILENAME).read_bytes()
+    reader = sample_index.ExactReader(sources, shards)
+    numbered = ({p: i for i, p in enumerate(sources)}, {p: i for i, p in enumerate(shards)})
+
+    def same_as_orjson(block: bytes) -> bool:
+        columns = reader.read(block)
+        if columns is None:
+            return False
+        want = sample_index.parse_rows([orjson.loads(x) for x in block.splitlines()], *numbered)
+        for key in sample_index.Columns.__dataclass_fields__:
+            got, expected = getattr(columns, key), getattr(want, key)
+            assert np.array_equal(got, expected) and got.dtype == expected.dtype, (key, block)
+        return True
+
+    assert same_as_orjson(data)
+    alphabet = b'0123456789abcdefABCDEF",:{}[]\\ -x\x00\n'
+    accepted = 0
+    for _ in range(1500):
+        at = int(rng.integers(0, len(data)))
+        byte = bytes([alphabet[int(rng.integers(0, len(alphabet)))]])
+        edit = int(rng.integers(0, 3))
+        block = data[:at] + (byte if edit < 2 else b"") + data[at + (edit != 1) :]
+        accepted += same_as_orjson(block)
+    assert accepted > 100  # digit and hex edits keep the form: the reader must follow them

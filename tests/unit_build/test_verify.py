@@ -299,24 +299,25 @@ def test_deep_reads_lines_with_the_builds_line_limit(cwd, sp_model):
 def test_sample_index_read_from_raw_bytes_equals_orjson_and_falls_back(cwd, sp_model):
     """The vectorised reader of sample_index lines gives exactly orjson's columns; a line not in
     the writer's exact form (still valid JSON) sends its block through orjson, and verify holds."""
+    from mintdim.pipelines.unit_build.output import sample_index
     from mintdim.pipelines.unit_build.output import verify as checks
 
     out = _build(cwd, sp_model)
     report = checks.VerifyReport(directory=str(out), deep=False)
     scan = checks._IndexScan(checks._read_manifest(out, report), report)
     data = (out / "sample_index.jsonl").read_bytes()
-    fast = scan.line_form.read(data)
+    reader = sample_index.ExactReader(scan.build.sources, list(scan.shard_of))
+    fast = reader.read(data)
     assert fast is not None
     rows = checks._parse_block(data, 0, report)
-    lazy, columns = fast
+    lazy = checks._LazyRows(data)
     assert [lazy[i] for i in range(len(lazy))] == rows
-    for got, want in zip(
-        columns, checks._row_columns(rows, scan.source_of, scan.shard_of), strict=True
-    ):
-        assert (got == want) if isinstance(want, bytes) else np.array_equal(got, want)
-        assert isinstance(want, bytes) or got.dtype == want.dtype
+    want = sample_index.parse_rows(rows, scan.source_of, scan.shard_of)
+    for key in sample_index.Columns.__dataclass_fields__:
+        got, expected = getattr(fast, key), getattr(want, key)
+        assert np.array_equal(got, expected) and got.dtype == expected.dtype, key
     spaced = data.replace(b'{"sample_id":3,', b'{"sample_id": 3,', 1)
-    assert spaced != data and scan.line_form.read(spaced) is None
+    assert spaced != data and reader.read(spaced) is None
     (out / "sample_index.jsonl").write_bytes(spaced)
     _reseal(out)
     assert _report(out)["ok"]

@@ -19,7 +19,7 @@ import orjson
 
 from mintdim.pipelines.unit_build.output import sample_index
 
-__all__ = ["FILENAME", "DuplicateTracker"]
+__all__ = ["FILENAME", "DuplicateTracker", "groups"]
 
 FILENAME = "duplicate_index.jsonl"
 _DIGEST = 32
@@ -37,31 +37,39 @@ class DuplicateTracker:
 
     def groups(self) -> list[list[int]]:
         """Sample ids of each duplicate group, groups ordered by their first sample id."""
-        count = len(self._digests) // _DIGEST
-        if count < 2:
-            return []
-        digests = np.frombuffer(self._digests, dtype=np.uint8).reshape(count, _DIGEST)
-        prefixes = np.ndarray((count,), dtype="<u8", buffer=digests, strides=(_DIGEST,))
-        order = np.argsort(prefixes, kind="stable")
-        ordered = prefixes[order]
-        same = ordered[1:] == ordered[:-1]
-        candidates = order[np.r_[same, False] | np.r_[False, same]]
-        by_digest: dict[bytes, list[int]] = {}
-        for sample_id in np.sort(candidates).tolist():
-            by_digest.setdefault(digests[sample_id].tobytes(), []).append(sample_id)
-        return sorted((ids for ids in by_digest.values() if len(ids) > 1), key=lambda ids: ids[0])
+        return groups(np.frombuffer(self._digests, dtype=np.uint8).reshape(-1, _DIGEST))
 
     def write(self, directory: Path) -> tuple[int, int]:
         """Write the file; return (duplicate_groups, duplicate_samples)."""
-        groups = self.groups()
-        locations = _locations(directory / sample_index.FILENAME, {i for g in groups for i in g})
+        found = self.groups()
+        locations = _locations(directory / sample_index.FILENAME, {i for g in found for i in g})
         with open(directory / FILENAME, "xb") as handle:
-            for ids in groups:
+            for ids in found:
                 digest = self._digests[ids[0] * _DIGEST : (ids[0] + 1) * _DIGEST].hex()
                 samples = [{"sample_id": i, **locations[i]} for i in ids]
                 line = {"hash": digest, "count": len(ids), "samples": samples}
                 handle.write(orjson.dumps(line) + b"\n")
-        return len(groups), sum(len(ids) for ids in groups)
+        return len(found), sum(len(ids) for ids in found)
+
+
+def groups(keys: np.ndarray) -> list[list[int]]:
+    """Sample ids of each group of two or more equal keys, groups ordered by their first id.
+
+    ``keys``: one row per sample id, 8 or more bytes wide (a digest, or a digest in hex).
+    Sorting an 8-byte prefix view finds the candidates; their whole keys decide.
+    """
+    count = keys.shape[0]
+    if count < 2:
+        return []
+    prefixes = np.ndarray((count,), dtype="<u8", buffer=keys, strides=(keys.shape[1],))
+    order = np.argsort(prefixes, kind="stable")
+    ordered = prefixes[order]
+    same = ordered[1:] == ordered[:-1]
+    candidates = order[np.r_[same, False] | np.r_[False, same]]
+    by_key: dict[bytes, list[int]] = {}
+    for sample_id in np.sort(candidates).tolist():
+        by_key.setdefault(keys[sample_id].tobytes(), []).append(sample_id)
+    return sorted((ids for ids in by_key.values() if len(ids) > 1), key=lambda ids: ids[0])
 
 
 def _locations(index_path: Path, wanted: set[int]) -> dict[int, dict[str, object]]:

@@ -24,7 +24,6 @@ re-derives every record from the inputs (output/deep_verify.py).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -51,7 +50,6 @@ from mintdim.pipelines.unit_build.output.dir import (
     EMPTY_UNIT,
     empty_unit_text,
 )
-from mintdim.pipelines.unit_build.output.duplicate_index import DuplicateTracker
 from mintdim.pipelines.unit_build.output.reader import require_build
 from mintdim.pipelines.unit_build.units.shard_writer import shard_path, unit_dir_name
 from mintdim.shared.lang import Bilingual
@@ -320,7 +318,8 @@ class _Index:
     units: np.ndarray
     files: np.ndarray
     lines: np.ndarray
-    digests: bytes
+    hashes: np.ndarray
+    """``S64``: each sample's hash in lower-case hex."""
     record_counts: list[np.ndarray]
     """Per listed shard (by manifest position): the token count of each record, -1 if unknown."""
     record_ids: list[np.ndarray]
@@ -504,11 +503,10 @@ class _IndexScan:
         self.source_of = {path: i for i, path in enumerate(build.sources)}
         self.shard_of = {shard.path: position for position, shard in enumerate(build.shards)}
         self.shard_table = self._shard_table()
-        self.line_form = _LineForm(self.source_of, self.shard_of)
+        self.reader = sample_index.ExactReader(build.sources, list(self.shard_of))
         self.columns: dict[str, list[np.ndarray]] = {
-            key: [] for key in ("token_counts", "units", "files", "lines")
+            key: [] for key in ("token_counts", "units", "files", "lines", "hashes")
         }
-        self.digests = bytearray()
         self.record_counts = [np.full(s.samples, -1, dtype=np.int64) for s in build.shards]
         self.record_ids = [np.full(s.samples, -1, dtype=np.int64) for s in build.shards]
 
@@ -524,46 +522,48 @@ class _IndexScan:
         return table
 
     def lines(self, block: bytes) -> None:
-        """Check a block of whole lines: vectorised when every line has the writer's exact form,
-        else through orjson (the same columns, and every line that does not parse reported)."""
-        fast = self.line_form.read(block)
-        if fast is not None:
-            self.block(*fast)
+        """Check a block of whole lines: read straight from its bytes when every line has the
+        writer's exact form, else parsed by orjson (the same columns, and every line that does
+        not parse reported)."""
+        columns = self.reader.read(block)
+        if columns is not None:
+            self.block(_LazyRows(block), columns)
         else:
             rows = _parse_block(block, self.lines_seen, self.report)
-            self.block(rows, _row_columns(rows, self.source_of, self.shard_of))
+            self.block(rows, sample_index.parse_rows(rows, self.source_of, self.shard_of))
 
-    def block(self, rows: Sequence[object], columns: _Columns) -> None:
+    def block(self, rows: Sequence[object], columns: sample_index.Columns) -> None:
         first = self.lines_seen
-        self.lines_seen += len(rows)
-        ids, ids_ok, counts, counts_ok, sizes, sizes_ok, lines, lines_ok = columns[:8]
-        shard_rows, files, shards, digests, hashes_ok = columns[8:]
+        self.lines_seen += columns.sample_id.size
+        counts, sizes, lines = columns.token_count, columns.unit_size, columns.source_line
         units = np.minimum(np.searchsorted(self.sizes, sizes), self.sizes.size - 1)
         rules = {
-            "unit_size is one of the build's units": sizes_ok & (self.sizes[units] == sizes),
-            "token_count is an integer from 0 to unit_size": counts_ok
+            "unit_size is one of the build's units": columns.unit_size_ok
+            & (self.sizes[units] == sizes),
+            "token_count is an integer from 0 to unit_size": columns.token_count_ok
             & (counts >= 0)
             & (counts <= sizes),
-            "source_file is an input of the manifest": files >= 0,
-            "source_line is a line number (1 or more)": lines_ok & (lines >= 1),
-            "hash is a SHA-256 hex digest": hashes_ok,
+            "source_file is an input of the manifest": columns.source_file >= 0,
+            "source_line is a line number (1 or more)": columns.source_line_ok & (lines >= 1),
+            "hash is a SHA-256 hex digest": columns.hash_ok,
         }
         good = np.logical_and.reduce(list(rules.values()))
         for position in np.flatnonzero(~good)[:_SHOWN_PER_CHECK].tolist():
             broken = next(rule for rule, holds in rules.items() if not holds[position])
             self._fail("index_line", first + position, problem=f"expected: {broken}")
-        expected_ids = np.arange(first, first + len(rows))
-        for position in np.flatnonzero(~ids_ok | (ids != expected_ids))[:_SHOWN_PER_CHECK]:
-            self._place(rows, first, int(position), "sample_id", int(expected_ids[position]))
-        self._check_places(rows, first, good, units, counts, shards, shard_rows)
+        expected_ids = np.arange(first, self.lines_seen)
+        wrong_ids = ~columns.sample_id_ok | (columns.sample_id != expected_ids)
+        for position in np.flatnonzero(wrong_ids)[:_SHOWN_PER_CHECK].tolist():
+            self._place(rows, first, position, "sample_id", int(expected_ids[position]))
+        self._check_places(rows, first, good, units, counts, columns.shard_path, columns.shard_row)
         counts[~good], units[~good] = 0, 0
-        for key, column in zip(self.columns, (counts, units, files, lines), strict=True):
+        values = (counts, units, columns.source_file, lines, columns.hash)
+        for key, column in zip(self.columns, values, strict=True):
             self.columns[key].append(column)
-        self.digests += digests
 
     def _check_places(
         self,
-        rows: list[object],
+        rows: Sequence[object],
         first: int,
         good: np.ndarray,
         units: np.ndarray,
@@ -599,7 +599,9 @@ class _IndexScan:
     def _fail(self, code: str, position: int, **facts: object) -> None:
         self.report.add("sample_index", sample_index.FILENAME, code, line=position + 1, **facts)
 
-    def _place(self, rows: list[object], first: int, position: int, key: str, want: object) -> None:
+    def _place(
+        self, rows: Sequence[object], first: int, position: int, key: str, want: object
+    ) -> None:
         row = rows[position]
         actual = row.get(key) if isinstance(row, dict) else None
         self._fail(
@@ -625,265 +627,29 @@ class _IndexScan:
                 )
         self.report.samples = self.lines_seen
         joined = {
-            key: np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+            key: np.concatenate(parts)
+            if parts
+            else np.zeros(0, dtype="S64" if key == "hashes" else np.int64)
             for key, parts in self.columns.items()
         }
-        return _Index(
-            **joined,
-            digests=bytes(self.digests),
-            record_counts=self.record_counts,
-            record_ids=self.record_ids,
-        )
-
-
-_Columns = tuple
-"""ids, ids_ok, token counts, ok, unit sizes, ok, source lines, ok, shard rows, source file
-numbers, shard numbers (-1 where unknown), digests, hashes_ok: the columns the index checks use."""
-
-
-def _row_columns(
-    rows: list[object], source_of: dict[str, int], shard_of: dict[str, int]
-) -> _Columns:
-    """The columns of rows parsed by orjson (any shape: what is not as expected reads as -1)."""
-    columns = [_ints(rows, key) for key in ("sample_id", "token_count", "unit_size", "source_line")]
-    return (
-        *(part for column in columns for part in column),
-        _ints(rows, "shard_row")[0],
-        _lookup(rows, "source_file", source_of),
-        _lookup(rows, "shard_path", shard_of),
-        *_digests(rows),
-    )
+        return _Index(**joined, record_counts=self.record_counts, record_ids=self.record_ids)
 
 
 class _LazyRows(Sequence):
-    """The rows of a block read by :class:`_LineForm`: a line is parsed only for a failure message."""
+    """The rows of a block read by ``sample_index.ExactReader``, parsed only for a failure message
+    (every line of such a block is valid JSON)."""
 
-    def __init__(self, block: bytes, starts: np.ndarray, ends: np.ndarray) -> None:
-        self._block, self._starts, self._ends = block, starts, ends
+    def __init__(self, block: bytes) -> None:
+        self._block = block
+        self._rows: list[object] | None = None
 
     def __len__(self) -> int:
-        return self._starts.size
+        return self._block.count(b"\n")
 
     def __getitem__(self, position: int) -> object:
-        return orjson.loads(self._block[self._starts[position] : self._ends[position]])
-
-
-class _LineForm:
-    """Reads a block of sample_index lines straight from its bytes, with whole-column numpy
-    operations, when every line has the exact form output/sample_index.py writes.
-
-    Each line is pinned from both ends: the keys in their order (sample_index.KEYS), integers in
-    canonical digits, a lower-case hex digest, a source file and a shard path spelled exactly as
-    orjson spells one of the manifest's; only ``empty_fields`` between them is free, and each
-    distinct value of it must be one JSON value. Such a line parses to exactly these columns, so
-    the result equals orjson's. Any other block returns None and goes through orjson.
-    """
-
-    def __init__(self, source_of: dict[str, int], shard_of: dict[str, int]) -> None:
-        self.sources = {orjson.dumps(path): number for path, number in source_of.items()}
-        self.shards = {orjson.dumps(path): number for path, number in shard_of.items()}
-        keys = [f'"{key}":'.encode() for key in sample_index.KEYS]
-        # Every part matched at once is narrower than this (the digest, integers, paths, keys).
-        self.widest = max(65, *(len(text) + 1 for text in [*self.sources, *self.shards]))
-        self.keys = dict(
-            zip(sample_index.KEYS, [b"{" + keys[0]] + [b"," + k for k in keys[1:]], strict=True)
-        )
-
-    def read(self, block: bytes) -> tuple[Sequence[object], _Columns] | None:
-        if not block.endswith(b"\n"):
-            return None
-        data = np.frombuffer(block, dtype=np.uint8)
-        ends = np.flatnonzero(data == ord("\n"))
-        starts = np.r_[0, ends[:-1] + 1]
-        padded = _Padded(data, self.widest)
-        cut = _Cut(padded, starts.copy())
-        keys = self.keys
-        cut.literal(keys["sample_id"])
-        ids = cut.integer()
-        cut.literal(keys["hash"] + b'"')
-        digests = cut.hex_digest()
-        cut.literal(b'"' + keys["token_count"])
-        counts = cut.integer()
-        cut.literal(keys["unit_size"])
-        sizes = cut.integer()
-        cut.literal(keys["source_file"])
-        files = cut.choice(self.sources)
-        cut.literal(keys["source_line"])
-        lines = cut.integer()
-        cut.literal(keys["empty_fields"])
-        free_from = cut.at
-        # From the end of each line backwards: }, shard_row, the shard path.
-        back = _Cut(padded, ends - 1)
-        back.literal_before(b"}")
-        shard_rows = back.integer_before()
-        back.literal_before(keys["shard_row"])
-        shards = back.choice_before(self.shards)
-        back.literal_before(keys["shard_path"])
-        free_to = back.at + 1
-        if not (cut.ok.all() and back.ok.all() and (free_to > free_from).all()):
-            return None
-        for value in {
-            block[a:b] for a, b in zip(free_from.tolist(), free_to.tolist(), strict=True)
-        }:
-            try:
-                orjson.loads(value)
-            except orjson.JSONDecodeError:
-                return None
-        every = np.ones(starts.size, dtype=bool)
-        columns = (ids, every, counts, every, sizes, every, lines, every, shard_rows)
-        return _LazyRows(block, starts, ends), (*columns, files, shards, digests, every)
-
-
-class _Padded:
-    """A block's bytes with a margin each side, read as rows of bytes at many positions at once."""
-
-    def __init__(self, data: np.ndarray, margin: int) -> None:
-        self.margin = margin
-        self.padded = np.zeros(data.size + 2 * margin, dtype=np.uint8)
-        self.padded[margin : margin + data.size] = data
-        self.rows = np.lib.stride_tricks.sliding_window_view(self.padded, margin)
-        self.limit = data.size
-
-    def _index(self, at: np.ndarray) -> np.ndarray:
-        # Clipped into the margins: a broken line may point outside the block; it fails anyway.
-        return np.clip(at, -self.margin, self.limit) + self.margin
-
-    def window(self, at: np.ndarray, width: int) -> np.ndarray:
-        """The ``width`` bytes from each position (width up to the margin)."""
-        return self.rows[self._index(at), :width]
-
-    def equal(self, at: np.ndarray, text: bytes) -> np.ndarray:
-        """Where the bytes from each position are ``text`` (one fixed-width compare per line)."""
-        view = np.ndarray(
-            shape=(self.padded.size - len(text) + 1,),
-            dtype=f"S{len(text)}",
-            buffer=self.padded,
-            strides=(1,),
-        )
-        # An "S" compare ignores trailing NULs; no text ends in one, and the data's NULs differ.
-        return view[self._index(at)] == text
-
-
-class _Cut:
-    """A position in each line of a block, moved over expected parts; ``ok`` where all matched."""
-
-    _DIGITS = 18
-    """Longest integer read: below 2**62 like the orjson path's, and beyond any real count."""
-
-    def __init__(self, data: _Padded, at: np.ndarray) -> None:
-        self.data, self.at = data, at
-        self.ok = np.ones(at.size, dtype=bool)
-
-    def _matches(self, at: np.ndarray, text: bytes) -> np.ndarray:
-        return self.data.equal(at, text)
-
-    def literal(self, text: bytes) -> None:
-        self.ok &= self._matches(self.at, text)
-        self.at = self.at + len(text)
-
-    def literal_before(self, text: bytes) -> None:
-        """``text`` ends at the position; move before it."""
-        self.ok &= self._matches(self.at - len(text) + 1, text)
-        self.at = self.at - len(text)
-
-    def _number(self, start: np.ndarray, width: np.ndarray) -> np.ndarray:
-        digits = self.data.window(start, self._DIGITS).astype(np.int64) - ord("0")
-        # Canonical JSON integers: 1 to _DIGITS digits, no leading zero.
-        self.ok &= (width >= 1) & (width <= self._DIGITS) & ((width == 1) | (digits[:, 0] != 0))
-        value = np.zeros(start.size, dtype=np.int64)
-        for place in range(min(self._DIGITS, int(width.max(initial=0)))):
-            value = np.where(place < width, value * 10 + digits[:, place], value)
-        return value
-
-    def _is_digit(self, at: np.ndarray) -> np.ndarray:
-        window = self.data.window(at, self._DIGITS + 1)
-        return (window >= ord("0")) & (window <= ord("9"))
-
-    def integer(self) -> np.ndarray:
-        # The first non-digit of the window ends the run; a window of digits only fails (width 0).
-        width = np.argmin(self._is_digit(self.at), axis=1)
-        value = self._number(self.at, width)
-        self.at = self.at + width
-        return value
-
-    def integer_before(self) -> np.ndarray:
-        """The run of digits ending at the position; move before it."""
-        width = np.argmin(self._is_digit(self.at - self._DIGITS)[:, ::-1], axis=1)
-        value = self._number(self.at + 1 - width, width)
-        self.at = self.at - width
-        return value
-
-    def hex_digest(self) -> bytes:
-        text = self.data.window(self.at, 64).astype(np.int16)
-        decimal = (text >= ord("0")) & (text <= ord("9"))
-        self.ok &= (decimal | ((text >= ord("a")) & (text <= ord("f")))).all(axis=1)
-        nibbles = np.where(decimal, text - ord("0"), text - ord("a") + 10).astype(np.uint8)
-        self.at = self.at + 64
-        return ((nibbles[:, 0::2] << 4) | nibbles[:, 1::2]).tobytes()
-
-    def _choice(self, options: dict[bytes, int], before: bool) -> np.ndarray:
-        found = np.full(self.at.size, -1, dtype=np.int64)
-        width = np.zeros(self.at.size, dtype=np.int64)
-        # A JSON string ends at its first unescaped quote: at most one option matches.
-        for text, number in options.items():
-            hit = self._matches(self.at - len(text) + 1 if before else self.at, text)
-            found[hit], width[hit] = number, len(text)
-        self.ok &= found >= 0
-        self.at = self.at - width if before else self.at + width
-        return found
-
-    def choice(self, options: dict[bytes, int]) -> np.ndarray:
-        """Which of ``options`` starts at the position (-1 for none); move past it."""
-        return self._choice(options, before=False)
-
-    def choice_before(self, options: dict[bytes, int]) -> np.ndarray:
-        """Which of ``options`` ends at the position; move before it."""
-        return self._choice(options, before=True)
-
-
-def _ints(rows: list[object], key: str) -> tuple[np.ndarray, np.ndarray]:
-    """A column of integers and where it holds one; anything else reads as -1."""
-    try:
-        array = np.array([row[key] for row in rows])
-        if array.dtype.kind == "i":
-            return array.astype(np.int64), np.ones(array.size, dtype=bool)
-    except (KeyError, TypeError, ValueError, OverflowError):
-        pass
-    values = [row.get(key) if isinstance(row, dict) else None for row in rows]
-    ok = np.array([type(v) is int and abs(v) < 1 << 62 for v in values], dtype=bool)
-    return np.array([v if k else -1 for v, k in zip(values, ok, strict=True)], dtype=np.int64), ok
-
-
-def _lookup(rows: list[object], key: str, table: dict[str, int]) -> np.ndarray:
-    """A column of strings turned into their numbers in ``table``; anything else is -1."""
-    try:
-        return np.array([table[row[key]] for row in rows], dtype=np.int64)
-    except (KeyError, TypeError):
-        values = [row.get(key) if isinstance(row, dict) else None for row in rows]
-        return np.array([table.get(v, -1) if isinstance(v, str) else -1 for v in values])
-
-
-def _digests(rows: list[object]) -> tuple[bytes, np.ndarray]:
-    """The 32-byte digests of the ``hash`` column (zeros where none) and where one is valid."""
-    size = hashlib.sha256().digest_size
-    try:
-        joined = "".join([row["hash"] for row in rows])
-        if len(joined) == 2 * size * len(rows):
-            digests = bytes.fromhex(joined)
-            if len(digests) == size * len(rows):
-                return digests, np.ones(len(rows), dtype=bool)
-    except (KeyError, TypeError, ValueError):
-        pass
-    parts, ok = [], []
-    for row in rows:
-        text = row.get("hash") if isinstance(row, dict) else None
-        try:
-            digest = bytes.fromhex(text) if isinstance(text, str) and len(text) == 2 * size else b""
-        except ValueError:
-            digest = b""
-        ok.append(len(digest) == size)
-        parts.append(digest if len(digest) == size else bytes(size))
-    return b"".join(parts), np.array(ok, dtype=bool)
+        if self._rows is None:
+            self._rows = orjson.loads(b"[" + self._block[:-1].replace(b"\n", b",") + b"]")
+        return self._rows[position]
 
 
 # ---------------------------------------------------------------------------
@@ -1302,9 +1068,7 @@ def _check_stats(
     build: _Build, index: _Index, unks: dict[int, list[int]], report: VerifyReport
 ) -> list[list[int]]:
     """Recount stats.json from the index and shards; return the duplicate groups."""
-    tracker = DuplicateTracker()
-    tracker.add(bytes(index.digests))
-    groups = tracker.groups()
+    groups = duplicate_index.groups(index.hashes.view(np.uint8).reshape(-1, 64))
     actual = _read_json(build.root / stats.FILENAME, report, "stats")
     if actual is None:
         return groups
@@ -1365,7 +1129,7 @@ def _check_duplicate_index(
 ) -> None:
     expected = [
         {
-            "hash": bytes(index.digests[ids[0] * 32 : ids[0] * 32 + 32]).hex(),
+            "hash": index.hashes[ids[0]].decode(),
             "count": len(ids),
             "samples": [
                 {
@@ -1387,7 +1151,7 @@ def _check_unk_index(
     expected = [
         {
             "sample_id": i,
-            "hash": bytes(index.digests[i * 32 : i * 32 + 32]).hex(),
+            "hash": index.hashes[i].decode(),
             "source_file": build.sources[index.files[i]],
             "source_line": int(index.lines[i]),
             "unk_count": len(unks[i]),
