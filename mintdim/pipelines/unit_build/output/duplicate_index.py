@@ -19,7 +19,7 @@ import orjson
 
 from mintdim.pipelines.unit_build.output import sample_index
 
-__all__ = ["FILENAME", "DuplicateTracker", "groups"]
+__all__ = ["FILENAME", "DuplicateTracker", "group_line", "groups"]
 
 FILENAME = "duplicate_index.jsonl"
 _DIGEST = 32
@@ -46,10 +46,14 @@ class DuplicateTracker:
         with open(directory / FILENAME, "xb") as handle:
             for ids in found:
                 digest = self._digests[ids[0] * _DIGEST : (ids[0] + 1) * _DIGEST].hex()
-                samples = [{"sample_id": i, **locations[i]} for i in ids]
-                line = {"hash": digest, "count": len(ids), "samples": samples}
-                handle.write(orjson.dumps(line) + b"\n")
+                handle.write(group_line(digest, ids, locations))
         return len(found), sum(len(ids) for ids in found)
+
+
+def group_line(digest_hex: str, ids: list[int], locations: dict[int, dict[str, object]]) -> bytes:
+    """A group's whole line; ``locations``: the source_file and source_line of each sample id."""
+    samples = [{"sample_id": i, **locations[i]} for i in ids]
+    return orjson.dumps({"hash": digest_hex, "count": len(ids), "samples": samples}) + b"\n"
 
 
 def groups(keys: np.ndarray) -> list[list[int]]:

@@ -16,7 +16,7 @@ from typing import TextIO
 
 import orjson
 
-__all__ = ["FILENAME", "UnkIndexWriter", "unk_part"]
+__all__ = ["FILENAME", "UnkIndexWriter", "unk_line", "unk_part"]
 
 FILENAME = "unk_index.jsonl"
 
@@ -31,6 +31,11 @@ def unk_part(digest_hex: str, source: str, line: int, positions: list[int]) -> s
     )
 
 
+def unk_line(sample_id: int, part: str) -> str:
+    """A sample's whole line: its id around the part from :func:`unk_part`."""
+    return f'{{"sample_id":{sample_id},{part}}}\n'
+
+
 class UnkIndexWriter:
     """Appends UNK lines: the sample id around the part from :func:`unk_part`."""
 
@@ -42,9 +47,7 @@ class UnkIndexWriter:
         """Write the UNK lines of a batch whose first sample has id ``first_id``; ``parts`` holds
         (sample position in the batch, :func:`unk_part`)."""
         self.samples += len(parts)
-        self._handle.write(
-            "".join(f'{{"sample_id":{first_id + offset},{part}}}\n' for offset, part in parts)
-        )
+        self._handle.write("".join(unk_line(first_id + offset, part) for offset, part in parts))
 
     def close(self) -> None:
         """Flush and close the file."""

@@ -775,13 +775,14 @@ def _check_records(
     if build.eos_is_unk:
         # The appended EOS is not field text, unless truncation cut it off the record.
         hits &= ~((slots_hit == listed - 1) & ~np.isin(ids[rows], build.truncated))
-    rows, slots_hit = rows[hits], slots_hit[hits]
-    if rows.size:
-        starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
-        for row, positions in zip(
-            rows[starts].tolist(), np.split(slots_hit, starts[1:]), strict=True
-        ):
-            unks[int(ids[row])] = positions.tolist()
+    rows, slots_hit = rows[hits], slots_hit[hits].tolist()
+    if not slots_hit:
+        return
+    # Hits come record by record: cut the slot list where the record changes.
+    cuts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]]).tolist()
+    stops = [*cuts[1:], len(slots_hit)]
+    for sample_id, start, stop in zip(ids[rows[cuts]].tolist(), cuts, stops, strict=True):
+        unks[sample_id] = slots_hit[start:stop]
 
 
 def _extremes(records: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -1127,20 +1128,13 @@ def _read_json(path: Path, report: VerifyReport, check: str) -> dict | None:
 def _check_duplicate_index(
     build: _Build, index: _Index, groups: list[list[int]], report: VerifyReport
 ) -> None:
-    expected = [
-        {
-            "hash": index.hashes[ids[0]].decode(),
-            "count": len(ids),
-            "samples": [
-                {
-                    "sample_id": i,
-                    "source_file": build.sources[index.files[i]],
-                    "source_line": int(index.lines[i]),
-                }
-                for i in ids
-            ],
-        }
+    locations = {
+        i: {"source_file": build.sources[index.files[i]], "source_line": int(index.lines[i])}
         for ids in groups
+        for i in ids
+    }
+    expected = [
+        duplicate_index.group_line(index.hashes[ids[0]].decode(), ids, locations) for ids in groups
     ]
     _compare_lines(build.root, duplicate_index.FILENAME, expected, report, "duplicate_index")
 
@@ -1148,41 +1142,42 @@ def _check_duplicate_index(
 def _check_unk_index(
     build: _Build, index: _Index, unks: dict[int, list[int]], report: VerifyReport
 ) -> None:
+    sources = [orjson.dumps(path).decode() for path in build.sources]
     expected = [
-        {
-            "sample_id": i,
-            "hash": index.hashes[i].decode(),
-            "source_file": build.sources[index.files[i]],
-            "source_line": int(index.lines[i]),
-            "unk_count": len(unks[i]),
-            "unk_positions": unks[i],
-        }
+        unk_index.unk_line(
+            i,
+            unk_index.unk_part(
+                index.hashes[i].decode(), sources[index.files[i]], int(index.lines[i]), unks[i]
+            ),
+        ).encode()
         for i in sorted(unks)
     ]
     _compare_lines(build.root, unk_index.FILENAME, expected, report, "unk_index")
 
 
 def _compare_lines(
-    root: Path, name: str, expected: list[dict], report: VerifyReport, check: str
+    root: Path, name: str, expected: list[bytes], report: VerifyReport, check: str
 ) -> None:
-    """Each line of an index file must be exactly the compact JSON of its expected row."""
+    """The file must be exactly the ``expected`` lines (each with its newline), as their
+    module writes them; a file that is not is compared line by line to say where."""
     path = root / name
     if not path.is_file():
         return  # reported by the digest check
-    with open(path, "rb") as handle:
-        lines = handle.read().split(b"\n")
+    data = path.read_bytes()
+    if data == b"".join(expected):
+        return
+    lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
-    for number, (line, want) in enumerate(zip(lines, expected, strict=False), start=1):
-        wanted = orjson.dumps(want)
-        if line != wanted:
+    for number, (line, wanted) in enumerate(zip(lines, expected, strict=False), start=1):
+        if line + b"\n" != wanted:
             report.add(
                 check,
                 name,
                 "index_file_line",
                 line=number,
                 actual=line.decode("utf-8", "replace"),
-                expected=wanted.decode(),
+                expected=wanted.decode().removesuffix("\n"),
             )
     if len(lines) != len(expected):
         report.add(check, name, "index_file_count", actual=len(lines), expected=len(expected))
