@@ -250,7 +250,7 @@ def _written_lines(directory: Path, rng: np.random.Generator, count: int) -> tup
     sources = ["data/a.jsonl", 'odd "name",\\.jsonl', "ủ/b c.jsonl"]
     sizes = np.array([8, 128, 4096])
     units = rng.integers(0, 3, count)
-    numbers, rows = rng.integers(0, 3, count), rng.integers(0, 10**6, count)
+    numbers, rows = rng.integers(0, 12, count), rng.integers(0, 10**6, count)
     source = int(rng.integers(0, 3))
     parts = sample_index.sample_parts(
         [hashlib.sha256(bytes([i % 256, i // 256])).hexdigest() for i in range(count)],
@@ -263,7 +263,7 @@ def _written_lines(directory: Path, rng: np.random.Generator, count: int) -> tup
     writer = sample_index.SampleIndexWriter(directory)
     writer.write(int(rng.integers(0, 10**7)), parts, sizes[units], numbers, rows)
     writer.close()
-    shards = [shard_path(int(size), number) for size in sizes for number in range(3)]
+    shards = [shard_path(int(size), number) for size in sizes for number in range(12)]
     return sources, shards
 
 

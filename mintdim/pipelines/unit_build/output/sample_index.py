@@ -26,6 +26,7 @@ from typing import TextIO
 import numpy as np
 import orjson
 
+from mintdim.pipelines.unit_build.output import line_bytes
 from mintdim.pipelines.unit_build.units.shard_writer import shard_path
 
 __all__ = ["FILENAME", "KEYS", "Columns", "ExactReader", "SampleIndexWriter", "parse_rows"]
@@ -211,37 +212,35 @@ class ExactReader:
     """
 
     def __init__(self, sources: Sequence[str], shards: Sequence[str]) -> None:
-        self.sources = _options([orjson.dumps(path) for path in sources])
-        self.shards = _options([orjson.dumps(path) for path in shards])
-        # Wider than any window read: a digest and its key, digits and keys, a path and its key.
-        self._text = _Text(margin=96 + max([0, *self.sources, *self.shards]))
+        self.sources = line_bytes.Options([orjson.dumps(path) for path in sources])
+        self.shards = line_bytes.Options([orjson.dumps(path) for path in shards])
+        # Wider than any window read: a digest or integer with its key, a path with its key.
+        self._block = line_bytes.Block(margin=96 + max(self.sources.longest, self.shards.longest))
 
     def read(self, block: bytes) -> Columns | None:
         """The columns of ``block``'s lines; None when any line is not in the exact form (parse
         its lines as JSON and use :func:`parse_rows`)."""
         if not block.endswith(b"\n"):
             return None
-        text = self._text
-        text.load(block)
-        ends = np.flatnonzero(text.bytes == ord("\n")) - text.margin
-        starts = np.r_[0, ends[:-1] + 1]
-        # From each line's start up to the empty_fields value.
-        ahead = _Ahead(text, starts)
-        sample_id = ahead.integer(f"{{{_SAMPLE_ID}", f',{_HASH}"')
-        hashes = ahead.hex_digest(f'",{_TOKEN_COUNT}')
-        token_count = ahead.integer("", f",{_UNIT_SIZE}")
-        unit_size = ahead.integer("", f",{_SOURCE_FILE}")
-        source_file = ahead.choice(self.sources, f",{_SOURCE_LINE}")
-        source_line = ahead.integer("", f",{_EMPTY_FIELDS}")
-        # From each line's end back to the empty_fields value.
-        back = _Back(text, ends)
-        shard_row = back.integer(f",{_SHARD_ROW}", "}")
-        shard = back.choice(f",{_SHARD_PATH}", self.shards)
+        lines = self._block
+        lines.load(block)
+        # From each line's start up to the empty_fields value ...
+        ahead = line_bytes.Ahead(lines, lines.starts)
+        sample_id = ahead.integer(f"{{{_SAMPLE_ID}".encode())
+        hashes = ahead.text(f',{_HASH}"'.encode(), 64)
+        token_count = ahead.integer(f'",{_TOKEN_COUNT}'.encode())
+        unit_size = ahead.integer(f",{_UNIT_SIZE}".encode())
+        source_file = ahead.choice(f",{_SOURCE_FILE}".encode(), self.sources)
+        source_line = ahead.integer(f",{_SOURCE_LINE}".encode())
+        # ... and from its end back to it.
+        back = line_bytes.Back(lines, lines.ends)
+        shard_row = back.integer(b"}")
+        shard = back.choice(self.shards, f",{_SHARD_ROW}".encode())
         if not (ahead.ok.all() and back.ok.all() and _hex_only(hashes)):
             return None
-        if not _each_one_json_value(text, ahead.at, back.at):
+        if not _each_one_json_value(lines, ahead.at, back.at):
             return None
-        every = np.ones(starts.size, dtype=bool)
+        every = np.ones(lines.starts.size, dtype=bool)
         return Columns(
             sample_id=sample_id,
             sample_id_ok=every,
@@ -259,213 +258,35 @@ class ExactReader:
         )
 
 
-_DIGITS = 18
-"""Longest integer read from the bytes: below 2**62 like parse_rows', beyond any real count."""
-
-
-class _Text:
-    """A block's bytes with a margin of zeros each side, read as fixed-width windows at many
-    positions at once (one gather of ``S<width>`` items, the cheapest numpy copy of them). The
-    buffer is kept from block to block: fresh pages would cost a fault each."""
-
-    def __init__(self, margin: int) -> None:
-        self.margin = margin
-        self._buffer = self.bytes = np.zeros(0, dtype=np.uint8)
-
-    def load(self, block: bytes) -> None:
-        end = self.margin + len(block)
-        if self._buffer.size < end + self.margin:
-            self._buffer = np.zeros(end + self.margin, dtype=np.uint8)
-        self._buffer[self.margin : end] = np.frombuffer(block, dtype=np.uint8)
-        self._buffer[end : end + self.margin] = 0
-        self.bytes = self._buffer[: end + self.margin]
-
-    def windows(self, at: np.ndarray, width: int) -> np.ndarray:
-        """The ``width`` bytes from each block offset in ``at``, one row each."""
-        items = np.ndarray(
-            (self.bytes.size - width + 1,), dtype=f"S{width}", buffer=self.bytes, strides=(1,)
-        )
-        # Clipped into the margins: a broken line may point anywhere; it fails anyway.
-        index = np.clip(at + self.margin, 0, items.size - 1)
-        return items[index].view(np.uint8).reshape(-1, width)
-
-
-def _is(rows: np.ndarray, column: int | np.ndarray, text: bytes) -> np.ndarray:
-    """Where ``text`` stands in each row from ``column`` (one column, or one per row)."""
-    if isinstance(column, np.ndarray):  # few distinct columns: compare all rows at each
-        found = np.zeros(rows.shape[0], dtype=bool)
-        for value in range(max(0, int(column.min(initial=0))), int(column.max(initial=-1)) + 1):
-            found |= (column == value) & _is(rows, value, text)
-        return found
-    if column < 0 or column + len(text) > rows.shape[1]:
-        return np.zeros(rows.shape[0], dtype=bool)
-    if not text:
-        return np.ones(rows.shape[0], dtype=bool)
-    # Compared as a few little-endian words (the last one overlapping the one before): whole
-    # integers compare five times faster than "S" items.
-    size = 8 if len(text) >= 8 else 4 if len(text) >= 4 else 2 if len(text) >= 2 else 1
-    found = np.ones(rows.shape[0], dtype=bool)
-    for start in [*range(0, len(text) - size, size), len(text) - size]:
-        words = np.ndarray(
-            (rows.shape[0],),
-            dtype=f"<u{size}",
-            buffer=rows,
-            offset=column + start,
-            strides=(rows.shape[1],),
-        )
-        found &= words == int.from_bytes(text[start : start + size], "little")
-    return found
-
-
-def _is_view(rows: np.ndarray, column: int, width: int) -> np.ndarray:
-    """The ``width`` bytes of each row from ``column`` as one ``S<width>`` item per row (a view)."""
-    return np.ndarray(
-        (rows.shape[0],), dtype=f"S{width}", buffer=rows, offset=column, strides=(rows.shape[1],)
-    )
-
-
-def _integer(rows: np.ndarray, column: int, step: int) -> tuple[np.ndarray, ...]:
-    """The run of digits in each row from ``column`` on (``step`` -1: leftwards, so the last
-    digit first): its value, its width, and where it is a canonical JSON integer (1 to
-    ``_DIGITS`` digits, no leading zero). One column at a time, as far as any row has digits."""
-    value = np.zeros(rows.shape[0], dtype=np.int64)
-    width = np.zeros(rows.shape[0], dtype=np.int64)
-    going = np.ones(rows.shape[0], dtype=bool)
-    for place in range(_DIGITS + 1):
-        digit = (rows[:, column + step * place] - _ZERO).astype(np.int64)
-        going &= digit < 10
-        if not going.any():
-            break
-        if step > 0:
-            value = np.where(going, value * 10 + digit, value)
-        elif place < _DIGITS:  # a 19th digit only makes the run too long
-            value += np.where(going, digit * 10**place, 0)
-        width += going
-    # The most significant digit: the first one read forward, the last one read backward.
-    first = column if step > 0 else column - np.maximum(width - 1, 0)
-    leading = rows[np.arange(rows.shape[0]), first]
-    canonical = (width >= 1) & (width <= _DIGITS) & ((width == 1) | (leading != ord("0")))
-    return value, width, canonical
-
-
-def _options(options: list[bytes]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-    """The options by length: each length's texts, sorted, and their positions in ``options``."""
-    table = {}
-    for length in sorted({len(option) for option in options}):
-        numbers = [n for n, option in enumerate(options) if len(option) == length]
-        texts = np.array([options[n] for n in numbers], dtype=f"S{length}")
-        order = np.argsort(texts)
-        table[length] = (texts[order], np.array(numbers, dtype=np.int64)[order])
-    return table
-
-
-def _which(rows: np.ndarray, column: int, texts: np.ndarray, numbers: np.ndarray) -> np.ndarray:
-    """Which of ``texts`` (sorted, all of one length) stands in each row from ``column``: its
-    number, or -1. One binary search per row, however many options there are."""
-    if column < 0:
-        return np.full(rows.shape[0], -1, dtype=np.int64)
-    items = _is_view(rows, column, texts.itemsize)
-    where = np.minimum(np.searchsorted(texts, items), texts.size - 1)
-    return np.where(texts[where] == items, numbers[where], -1)
-
-
-_ZERO = np.uint8(ord("0"))
-
-
-class _Ahead:
-    """A position in each line, moved forward over its parts; ``ok`` where all matched so far."""
-
-    def __init__(self, text: _Text, at: np.ndarray) -> None:
-        self.text, self.at = text, at
-        self.ok = np.ones(at.size, dtype=bool)
-
-    def integer(self, before: str, after: str) -> np.ndarray:
-        """``before``, an integer, ``after``; the position moves past all three."""
-        lead, tail = before.encode(), after.encode()
-        rows = self.text.windows(self.at, len(lead) + _DIGITS + 1 + len(tail))
-        value, width, canonical = _integer(rows, len(lead), step=1)
-        self.ok &= _is(rows, 0, lead) & canonical & _is(rows, len(lead) + width, tail)
-        self.at = self.at + len(lead) + width + len(tail)
-        return value
-
-    def hex_digest(self, after: str) -> np.ndarray:
-        """64 characters (checked by :func:`_hex_only`), then ``after``."""
-        tail = after.encode()
-        rows = self.text.windows(self.at, 64 + len(tail))
-        self.ok &= _is(rows, 64, tail)
-        self.at = self.at + 64 + len(tail)
-        return np.ascontiguousarray(rows[:, :64]).view("S64")[:, 0]
-
-    def choice(self, options: dict[int, tuple[np.ndarray, np.ndarray]], after: str) -> np.ndarray:
-        """One of ``options`` (by :func:`_options`), then ``after``: which (-1 for none)."""
-        tail = after.encode()
-        rows = self.text.windows(self.at, max(options, default=0) + len(tail))
-        found = np.full(self.at.size, -1, dtype=np.int64)
-        width = np.zeros(self.at.size, dtype=np.int64)
-        # A JSON string ends at its first unescaped quote: at most one option matches.
-        for length, (texts, numbers) in options.items():
-            number = _which(rows, 0, texts, numbers)
-            hit = (number >= 0) & _is(rows, length, tail)
-            found[hit], width[hit] = number[hit], length
-        self.ok &= found >= 0
-        self.at = self.at + width + len(tail)
-        return found
-
-
-class _Back:
-    """A position in each line, moved backward over its parts (the position ends the part)."""
-
-    def __init__(self, text: _Text, at: np.ndarray) -> None:
-        self.text, self.at = text, at
-        self.ok = np.ones(at.size, dtype=bool)
-
-    def integer(self, before: str, after: str) -> np.ndarray:
-        """``before``, an integer, ``after`` end at the position; it moves before all three."""
-        lead, tail = before.encode(), after.encode()
-        span = len(lead) + _DIGITS + 1 + len(tail)
-        rows = self.text.windows(self.at - span, span)
-        last = span - len(tail) - 1  # the column of the last digit
-        value, width, canonical = _integer(rows, last, step=-1)
-        first = last + 1 - width
-        self.ok &= _is(rows, last + 1, tail) & canonical & _is(rows, first - len(lead), lead)
-        self.at = self.at - len(tail) - width - len(lead)
-        return value
-
-    def choice(self, before: str, options: dict[int, tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
-        """``before`` and one of ``options`` (by :func:`_options`) end at the position: which
-        option (-1 for none)."""
-        lead = before.encode()
-        span = len(lead) + max(options, default=0)
-        rows = self.text.windows(self.at - span, span)
-        found = np.full(self.at.size, -1, dtype=np.int64)
-        width = np.zeros(self.at.size, dtype=np.int64)
-        for length, (texts, numbers) in options.items():
-            number = _which(rows, span - length, texts, numbers)
-            hit = (number >= 0) & _is(rows, span - length - len(lead), lead)
-            found[hit], width[hit] = number[hit], length
-        self.ok &= found >= 0
-        self.at = self.at - width - len(lead)
-        return found
-
-
 def _hex_only(hashes: np.ndarray) -> bool:
     """Whether every hash is lower-case hex (one C pass: delete the hex digits, nothing stays)."""
     return not hashes.tobytes().translate(None, b"0123456789abcdef")
 
 
-def _each_one_json_value(text: _Text, starts: np.ndarray, ends: np.ndarray) -> bool:
-    """Whether each line's bytes from ``starts`` to ``ends`` are one JSON value (the free
-    empty_fields value). Lines hold few distinct values: each is parsed once."""
-    lengths = ends - starts
+_LEAD = f",{_EMPTY_FIELDS}".encode()
+_TAIL = f",{_SHARD_PATH}".encode()
+
+
+def _each_one_json_value(lines: line_bytes.Block, starts: np.ndarray, ends: np.ndarray) -> bool:
+    """Whether each line holds ``,"empty_fields":`` + one JSON value + ``,"shard_path":`` from
+    ``starts`` to ``ends``. Lines hold few distinct values: each is parsed once."""
+    lengths = ends - starts - len(_LEAD) - len(_TAIL)
     if (lengths < 1).any():
         return False
     for length in np.unique(lengths).tolist():
-        values = np.unique(text.windows(starts[lengths == length], length).view(f"S{length}"))
+        rows = lines.windows(starts[lengths == length], len(_LEAD) + length + len(_TAIL))
+        if not (
+            line_bytes.is_at(rows, 0, _LEAD) & line_bytes.is_at(rows, len(_LEAD) + length, _TAIL)
+        ).all():
+            return False
+        values = np.unique(
+            np.ascontiguousarray(rows[:, len(_LEAD) : len(_LEAD) + length]).view(f"S{length}")
+        )
         for value in values.tolist():
+            if len(value) != length:  # numpy dropped trailing NULs, which JSON does not allow
+                return False
             try:
                 orjson.loads(value)
             except orjson.JSONDecodeError:
-                return False
-            if len(value) != length:  # numpy dropped trailing NULs, which JSON does not allow
                 return False
     return True
