@@ -58,3 +58,25 @@ def test_options_are_found_one_by_one_and_by_binary_search():
         want = [options.index(text) if text in options else -1 for text in texts]
         assert found.tolist() == want
         assert np.array_equal(ahead.ok, np.array(want) >= 0)
+
+
+def test_consecutive_ranges_hold_every_line_once(tmp_path):
+    """Blocks read for consecutive byte ranges of a file hold its lines, each once and whole:
+    with lines longer than a range, a last line without a newline, and an empty file."""
+    rng = random.Random(3)
+    for trial in range(60):
+        lines = [b"x" * rng.choice([0, 1, 5, 40, 300]) for _ in range(rng.randrange(0, 30))]
+        data = b"\n".join(lines) + (b"\n" if lines and trial % 3 else b"")
+        path = tmp_path / f"f{trial}"
+        path.write_bytes(data)
+        step = rng.choice([1, 7, 64, 1000])
+        block = line_bytes.Block(margin=8)
+        held = b""
+        with open(path, "rb") as handle:
+            for start in range(0, len(data), step):
+                offset = block.read_lines(handle.fileno(), start, min(start + step, len(data)))
+                if block.size:  # no line starts in a range inside a longer line
+                    assert offset == len(held)  # each block starts where the one before stopped
+                held += block.bytes_of()
+                assert block.ends.size == block.bytes_of().count(b"\n")
+        assert held == data

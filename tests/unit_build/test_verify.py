@@ -310,7 +310,7 @@ def test_sample_index_read_from_raw_bytes_equals_orjson_and_falls_back(cwd, sp_m
     fast = reader.read(data)
     assert fast is not None
     rows = checks._parse_block(data, 0, report)
-    lazy = checks._LazyRows(data)
+    lazy = checks._Lines(out / "sample_index.jsonl", 0, len(data))
     assert [lazy[i] for i in range(len(lazy))] == rows
     want = sample_index.parse_rows(rows, scan.source_of, scan.shard_of)
     for key in sample_index.Columns.__dataclass_fields__:

@@ -11,42 +11,85 @@ back to a real parser wherever that is not the case. output/sample_index.py read
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
-__all__ = ["Ahead", "Back", "Block", "Options"]
+__all__ = ["Ahead", "Back", "Block", "Options", "distinct_between", "is_at"]
 
 MAX_DIGITS = 15
 """Longest integer read (two 8-byte words, one digit short: a 16th may be followed by more)."""
 
 
 class Block:
-    """A block of whole lines (``\\n``-terminated) in a buffer kept from block to block (fresh
-    pages would cost a fault each), with ``margin`` zero bytes each side so a window read near
-    either end stays inside."""
+    """A block of whole lines (``\n``-terminated) in a buffer kept from block to block (fresh
+    pages would cost a fault each), with ``margin`` bytes each side so a window read near either
+    end stays inside. ``starts`` and ``ends`` (the newlines) are offsets in the block."""
 
     def __init__(self, margin: int) -> None:
         self.margin = margin
-        self._buffer = self.bytes = np.zeros(0, dtype=np.uint8)
+        self._buffer = np.zeros(0, dtype=np.uint8)
+        self._first = margin  # the buffer index of the block's first byte
+        self.size = 0
         self.starts = self.ends = np.zeros(0, dtype=np.int64)
 
     def load(self, block: bytes) -> None:
-        """Hold ``block`` and find its lines: ``starts`` and ``ends`` (the newlines) offsets."""
-        end = self.margin + len(block)
-        if self._buffer.size < end + self.margin:
-            self._buffer = np.zeros(end + self.margin, dtype=np.uint8)
-        self._buffer[self.margin : end] = np.frombuffer(block, dtype=np.uint8)
-        self._buffer[end : end + self.margin] = 0
-        self.bytes = self._buffer[: end + self.margin]
-        self.ends = np.flatnonzero(self.bytes == ord("\n")) - self.margin
+        """Hold a copy of ``block``."""
+        self._reserve(len(block))
+        self._buffer[self.margin : self.margin + len(block)] = np.frombuffer(block, np.uint8)
+        newlines = np.flatnonzero(self._buffer[self.margin : self.margin + len(block)] == 10)
+        self._hold(0, len(block), newlines)
+
+    def read_lines(self, fd: int, start: int, end: int) -> int:
+        """Read straight into the buffer, and hold, the lines of file ``fd`` that start at an
+        offset from ``start`` to ``end`` (exclusive; a line starts at 0 or after a newline), the
+        last one whole even past ``end``. Returns the file offset of the first (``size`` is 0
+        when no line starts there). Blocks read for consecutive ranges hold every line once."""
+        first = max(start - 1, 0)  # the byte before ``start`` says whether a line starts there
+        span = end - first
+        want = span + 4096
+        while True:
+            self._reserve(want)
+            got = os.preadv(fd, [memoryview(self._buffer)[self.margin : self.margin + want]], first)
+            newlines = np.flatnonzero(self._buffer[self.margin : self.margin + got] == 10)
+            opening = newlines[newlines < span - 1] if start else np.array([-1])
+            if not opening.size:  # one line covers the whole range: it starts before it
+                self._hold(0, 0, newlines[:0])
+                return start
+            closing = newlines[newlines >= span - 1]
+            if closing.size or got < want:  # the last line's newline, or the end of the file
+                begin = int(opening[0]) + 1
+                finish = int(closing[0]) + 1 if closing.size else got
+                self._hold(begin, finish, newlines[(newlines >= begin) & (newlines < finish)])
+                return first + begin
+            want *= 2  # a line longer than what was read: read more
+
+    def bytes_of(self) -> bytes:
+        """A copy of the block's bytes."""
+        return self._buffer[self._first : self._first + self.size].tobytes()
+
+    def whole_lines(self) -> bool:
+        """Whether the block ends with a newline (not so the end of a file without one)."""
+        return self.size > 0 and self._buffer[self._first + self.size - 1] == ord("\n")
+
+    def _reserve(self, size: int) -> None:
+        if self._buffer.size < size + 2 * self.margin:
+            self._buffer = np.zeros(size + 2 * self.margin, dtype=np.uint8)
+
+    def _hold(self, begin: int, finish: int, newlines: np.ndarray) -> None:
+        self._first, self.size = self.margin + begin, finish - begin
+        self._buffer[self.margin + finish : 2 * self.margin + finish] = 0
+        self.ends = newlines - begin
         self.starts = np.r_[0, self.ends[:-1] + 1]
 
     def windows(self, at: np.ndarray, width: int) -> np.ndarray:
         """The ``width`` bytes from each block offset in ``at``, one row each."""
         items = np.ndarray(
-            (self.bytes.size - width + 1,), dtype=f"S{width}", buffer=self.bytes, strides=(1,)
+            (self._buffer.size - width + 1,), dtype=f"S{width}", buffer=self._buffer, strides=(1,)
         )
-        # Clipped into the margins: a broken line may point anywhere; it fails anyway.
-        index = np.clip(at + self.margin, 0, items.size - 1)
+        # Clipped into the buffer: a broken line may point anywhere; it fails anyway (bytes
+        # before the block or after it never make a line's parts meet in the middle).
+        index = np.clip(at + self._first, 0, items.size - 1)
         return items[index].view(np.uint8).reshape(-1, width)
 
 
@@ -72,13 +115,7 @@ class Options:
             for text, number in zip(texts.tolist(), numbers.tolist(), strict=True):
                 found[is_at(rows, column, text)] = number
             return found
-        items = np.ndarray(
-            (rows.shape[0],),
-            dtype=f"S{length}",
-            buffer=rows,
-            offset=column,
-            strides=(rows.shape[1],),
-        )
+        items = _items(rows, column, length)
         # An "S" compare ignores trailing NULs; no option ends in one, and the data's NULs differ.
         where = np.minimum(np.searchsorted(texts, items), texts.size - 1)
         return np.where(texts[where] == items, numbers[where], -1)
@@ -163,6 +200,35 @@ class Back:
         rows = self.block.windows(self.at - width - len(tail), width + len(tail))
         self.ok &= is_at(rows, width, tail)
         return rows
+
+
+def distinct_between(
+    block: Block, starts: np.ndarray, ends: np.ndarray, lead: bytes, tail: bytes
+) -> list[bytes] | None:
+    """The distinct values between ``lead`` (at ``starts``) and ``tail`` (ending at ``ends``),
+    byte for byte; None when some line does not hold ``lead`` and ``tail`` there."""
+    lengths = ends - starts - len(lead) - len(tail)
+    if lengths.size and lengths.min() < 0:
+        return None
+    found: list[bytes] = []
+    for length in np.flatnonzero(np.bincount(lengths)).tolist():
+        rows = block.windows(starts[lengths == length], len(lead) + length + len(tail))
+        if not (is_at(rows, 0, lead) & is_at(rows, len(lead) + length, tail)).all():
+            return None
+        values = _items(rows, len(lead), length)
+        # Lines hold few distinct values: take the first, drop its equals, repeat. (Items of one
+        # length compare equal exactly when their bytes are: only trailing NULs are ignored.)
+        while values.size:
+            found.append(values[:1].tobytes())
+            values = values[values != values[0]]
+    return found
+
+
+def _items(rows: np.ndarray, column: int, width: int) -> np.ndarray:
+    """The ``width`` bytes from ``column`` of each row as one ``S<width>`` item (a view)."""
+    return np.ndarray(
+        (rows.shape[0],), dtype=f"S{width}", buffer=rows, offset=column, strides=(rows.shape[1],)
+    )
 
 
 def is_at(rows: np.ndarray, column: int, text: bytes) -> np.ndarray:

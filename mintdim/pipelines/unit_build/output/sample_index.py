@@ -220,10 +220,20 @@ class ExactReader:
     def read(self, block: bytes) -> Columns | None:
         """The columns of ``block``'s lines; None when any line is not in the exact form (parse
         its lines as JSON and use :func:`parse_rows`)."""
-        if not block.endswith(b"\n"):
-            return None
+        self._block.load(block)
+        return self._columns()
+
+    def read_lines(self, fd: int, start: int, end: int) -> tuple[int, int, Columns | None]:
+        """The lines of file ``fd`` that start from offset ``start`` to ``end`` (exclusive), read
+        straight into the buffer: their file offset and size, and their columns or None as
+        :meth:`read` (re-read the bytes to parse them another way)."""
+        offset = self._block.read_lines(fd, start, end)
+        return offset, self._block.size, self._columns() if self._block.size else None
+
+    def _columns(self) -> Columns | None:
         lines = self._block
-        lines.load(block)
+        if not lines.whole_lines():
+            return None
         # From each line's start up to the empty_fields value ...
         ahead = line_bytes.Ahead(lines, lines.starts)
         sample_id = ahead.integer(f"{{{_SAMPLE_ID}".encode())
@@ -263,30 +273,17 @@ def _hex_only(hashes: np.ndarray) -> bool:
     return not hashes.tobytes().translate(None, b"0123456789abcdef")
 
 
-_LEAD = f",{_EMPTY_FIELDS}".encode()
-_TAIL = f",{_SHARD_PATH}".encode()
-
-
 def _each_one_json_value(lines: line_bytes.Block, starts: np.ndarray, ends: np.ndarray) -> bool:
-    """Whether each line holds ``,"empty_fields":`` + one JSON value + ``,"shard_path":`` from
-    ``starts`` to ``ends``. Lines hold few distinct values: each is parsed once."""
-    lengths = ends - starts - len(_LEAD) - len(_TAIL)
-    if (lengths < 1).any():
+    """Whether each line holds ``,"empty_fields":``, one JSON value, ``,"shard_path":`` from
+    ``starts`` to ``ends`` (each distinct value is parsed once)."""
+    values = line_bytes.distinct_between(
+        lines, starts, ends, f",{_EMPTY_FIELDS}".encode(), f",{_SHARD_PATH}".encode()
+    )
+    if not values:
         return False
-    for length in np.unique(lengths).tolist():
-        rows = lines.windows(starts[lengths == length], len(_LEAD) + length + len(_TAIL))
-        if not (
-            line_bytes.is_at(rows, 0, _LEAD) & line_bytes.is_at(rows, len(_LEAD) + length, _TAIL)
-        ).all():
-            return False
-        values = np.unique(
-            np.ascontiguousarray(rows[:, len(_LEAD) : len(_LEAD) + length]).view(f"S{length}")
-        )
-        for value in values.tolist():
-            if len(value) != length:  # numpy dropped trailing NULs, which JSON does not allow
-                return False
-            try:
-                orjson.loads(value)
-            except orjson.JSONDecodeError:
-                return False
+    try:
+        for value in values:
+            orjson.loads(value)
+    except orjson.JSONDecodeError:
+        return False
     return True

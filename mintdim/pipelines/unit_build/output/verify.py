@@ -24,8 +24,12 @@ re-derives every record from the inputs (output/deep_verify.py).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+import functools
+import os
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,8 +62,10 @@ __all__ = ["Failure", "VerifyReport", "require_build", "verify_build"]
 
 _READ_BYTES = 8 << 20
 """Shards are read in blocks of whole records of about this size."""
-_INDEX_BLOCK_BYTES = 8 << 20
+_INDEX_BLOCK_BYTES = 4 << 20
 """sample_index.jsonl is parsed in blocks of whole lines of about this size."""
+_AHEAD = 3
+"""Blocks handed to the two checking threads beyond the one whose findings are being taken."""
 _SHOWN_PER_CHECK = 20
 """Failures of one check listed one by one; the rest are counted."""
 
@@ -240,10 +246,21 @@ class VerifyReport:
 
     def add(self, check: str, path: str, code: str, **facts: object) -> None:
         """Record a failure; beyond ``_SHOWN_PER_CHECK`` of one check only count it."""
-        if sum(f.check == check for f in self.failures) >= _SHOWN_PER_CHECK:
-            self.hidden[check] = self.hidden.get(check, 0) + 1
+        self._add(Failure(check, path, code, facts))
+
+    def absorb(self, other: VerifyReport) -> None:
+        """Add the failures another report found (part of the checks, done on another thread)
+        as if they had been added here in the first place."""
+        for failure in other.failures:
+            self._add(failure)
+        for check, count in other.hidden.items():
+            self.hidden[check] = self.hidden.get(check, 0) + count
+
+    def _add(self, failure: Failure) -> None:
+        if sum(f.check == failure.check for f in self.failures) >= _SHOWN_PER_CHECK:
+            self.hidden[failure.check] = self.hidden.get(failure.check, 0) + 1
             return
-        self.failures.append(Failure(check, path, code, facts))
+        self.failures.append(failure)
 
     def lines(self, lang: str | None = None) -> list[str]:
         """Every failure as a line, with the counts of those not listed."""
@@ -334,17 +351,25 @@ def verify_build(directory: str | Path, *, deep: bool = False) -> VerifyReport:
     if build is None:
         report.skipped = "manifest"
         return report
-    with _Digests(build) as digests:  # hashed on a second thread while the content is checked
-        index = _check_sample_index(build, report)
-        found_unks = _check_shards(build, index, report)
+    # One thread hashes every file while two others check blocks of the index and the shards
+    # and the index files (numpy and hashlib release the GIL); this thread takes their findings
+    # in order, so the report reads as if one thread had done everything.
+    with _Digests(build) as digests, ThreadPoolExecutor(max_workers=2) as pool:
+        index = _check_sample_index(build, report, pool)
+        duplicates = pool.submit(_check_duplicates, build, index)
+        found_unks = _check_shards(build, index, report, pool)
+        unk_part = VerifyReport(directory=str(root), deep=False)
+        unks = pool.submit(_check_unk_index, build, index, found_unks, unk_part)
         _check_unit_indexes(build, index, report)
         _check_spans(build, index, report)
         _check_overflow_index(build, index, report)
         _check_unlisted(build, report)
         _check_audit_files(build, report)
-        groups = _check_stats(build, index, found_unks, report)
-        _check_duplicate_index(build, index, groups, report)
-        _check_unk_index(build, index, found_unks, report)
+        groups, duplicates_part = duplicates.result()
+        _check_stats(build, index, found_unks, groups, report)
+        report.absorb(duplicates_part)
+        unks.result()
+        report.absorb(unk_part)
         digests.compare(build.root, report)
     if deep:
         if report.ok:
@@ -457,19 +482,30 @@ def _spans_entry(spans_file: dict, shard: dict) -> _Shard:
 # ---------------------------------------------------------------------------
 
 
-def _check_sample_index(build: _Build, report: VerifyReport) -> _Index:
-    """Parse the index in blocks of whole lines and check whole columns at once."""
+def _check_sample_index(build: _Build, report: VerifyReport, pool: ThreadPoolExecutor) -> _Index:
+    """Read the index in blocks of whole lines (on ``pool``) and check whole columns at once."""
     scan = _IndexScan(build, report)
     path = build.root / sample_index.FILENAME
     if not path.is_file():
         report.add("sample_index", sample_index.FILENAME, "missing")
     else:
-        with open(path, "rb") as handle:
-            while block := handle.read(_INDEX_BLOCK_BYTES):
-                if not block.endswith(b"\n"):
-                    block += handle.readline()  # whole lines only
-                scan.lines(block)
+        size, step = path.stat().st_size, _INDEX_BLOCK_BYTES
+        ranges = [(start, min(start + step, size)) for start in range(0, size, step)]
+        for offset, length, columns in _in_order(pool, scan.read, ranges):
+            scan.lines(_Lines(path, offset, length), columns)
     return scan.finish()
+
+
+def _in_order(pool: ThreadPoolExecutor, work: Callable, items: Iterable) -> Iterator:
+    """``work(item)`` of each item, run on ``pool``, the results in the items' order. A few
+    items run ahead of the one taken, so memory stays bounded and every worker stays busy."""
+    pending: deque[Future] = deque()
+    for item in items:
+        pending.append(pool.submit(work, item))
+        if len(pending) > _AHEAD:
+            yield pending.popleft().result()
+    while pending:
+        yield pending.popleft().result()
 
 
 def _parse_block(block: bytes, lines_before: int, report: VerifyReport) -> list[object]:
@@ -503,7 +539,7 @@ class _IndexScan:
         self.source_of = {path: i for i, path in enumerate(build.sources)}
         self.shard_of = {shard.path: position for position, shard in enumerate(build.shards)}
         self.shard_table = self._shard_table()
-        self.reader = sample_index.ExactReader(build.sources, list(self.shard_of))
+        self._readers = threading.local()
         self.columns: dict[str, list[np.ndarray]] = {
             key: [] for key in ("token_counts", "units", "files", "lines", "hashes")
         }
@@ -521,15 +557,26 @@ class _IndexScan:
                 table[unit, number] = position
         return table
 
-    def lines(self, block: bytes) -> None:
-        """Check a block of whole lines: read straight from its bytes when every line has the
-        writer's exact form, else parsed by orjson (the same columns, and every line that does
-        not parse reported)."""
-        columns = self.reader.read(block)
+    def read(self, byte_range: tuple[int, int]) -> tuple[int, int, sample_index.Columns | None]:
+        """The lines that start in ``byte_range`` of the index: their offset and size, and their
+        columns when every one has the writer's exact form (any thread: each has its reader)."""
+        reader = getattr(self._readers, "reader", None)
+        if reader is None:
+            reader = self._readers.reader = sample_index.ExactReader(
+                self.build.sources, list(self.shard_of)
+            )
+        with open(self.build.root / sample_index.FILENAME, "rb") as handle:
+            return reader.read_lines(handle.fileno(), *byte_range)
+
+    def lines(self, lines: _Lines, columns: sample_index.Columns | None) -> None:
+        """Check a block of whole lines, from its ``columns`` read straight from its bytes, else
+        parsed by orjson (the same columns, and every line that does not parse reported)."""
+        if not lines.size:
+            return
         if columns is not None:
-            self.block(_LazyRows(block), columns)
+            self.block(lines, columns)
         else:
-            rows = _parse_block(block, self.lines_seen, self.report)
+            rows = _parse_block(lines.data(), self.lines_seen, self.report)
             self.block(rows, sample_index.parse_rows(rows, self.source_of, self.shard_of))
 
     def block(self, rows: Sequence[object], columns: sample_index.Columns) -> None:
@@ -635,21 +682,28 @@ class _IndexScan:
         return _Index(**joined, record_counts=self.record_counts, record_ids=self.record_ids)
 
 
-class _LazyRows(Sequence):
-    """The rows of a block read by ``sample_index.ExactReader``, parsed only for a failure message
-    (every line of such a block is valid JSON)."""
+class _Lines(Sequence):
+    """Lines of the index, by file offset and size; parsed only when a failure message needs a
+    row (lines read straight from their bytes are valid JSON)."""
 
-    def __init__(self, block: bytes) -> None:
-        self._block = block
+    def __init__(self, path: Path, offset: int, size: int) -> None:
+        self.path, self.offset, self.size = path, offset, size
         self._rows: list[object] | None = None
 
+    def data(self) -> bytes:
+        with open(self.path, "rb") as handle:
+            return os.pread(handle.fileno(), self.size, self.offset)
+
     def __len__(self) -> int:
-        return self._block.count(b"\n")
+        return len(self._parsed())
 
     def __getitem__(self, position: int) -> object:
+        return self._parsed()[position]
+
+    def _parsed(self) -> list[object]:
         if self._rows is None:
-            self._rows = orjson.loads(b"[" + self._block[:-1].replace(b"\n", b",") + b"]")
-        return self._rows[position]
+            self._rows = orjson.loads(b"[" + self.data()[:-1].replace(b"\n", b",") + b"]")
+        return self._rows
 
 
 # ---------------------------------------------------------------------------
@@ -657,9 +711,22 @@ class _LazyRows(Sequence):
 # ---------------------------------------------------------------------------
 
 
-def _check_shards(build: _Build, index: _Index, report: VerifyReport) -> dict[int, list[int]]:
-    """Check each listed shard; return the UNK positions found, by sample id."""
+def _check_shards(
+    build: _Build, index: _Index, report: VerifyReport, pool: ThreadPoolExecutor
+) -> dict[int, list[int]]:
+    """Check each listed shard, its blocks of records on ``pool``; return the UNK positions
+    found, by sample id."""
     unks: dict[int, list[int]] = {}
+    check = functools.partial(_check_block, build, index)
+    for found, part in _in_order(pool, check, _shard_blocks(build, index, report)):
+        unks.update(found)
+        report.absorb(part)
+    return unks
+
+
+def _shard_blocks(build: _Build, index: _Index, report: VerifyReport) -> Iterator[tuple]:
+    """Each listed shard's entry checked against the writer's rolling of shards, then its blocks
+    of whole records: (manifest position, shard, first record, records)."""
     numbers = dict.fromkeys(build.sizes, 0)
     per_unit = np.bincount(index.units, minlength=len(build.sizes))
     remaining = dict(zip(build.sizes, per_unit.tolist(), strict=True))
@@ -688,44 +755,35 @@ def _check_shards(build: _Build, index: _Index, report: VerifyReport) -> dict[in
             )
         report.shards += 1
         report.shard_bytes += shard.bytes
-        _check_shard(build, position, shard, index, unks, report)
-    return unks
+        path = build.root / shard.path
+        if not path.is_file():
+            report.add("shards", shard.path, "missing")
+            continue
+        records = path.stat().st_size // record_bytes
+        step = max(1, _READ_BYTES // record_bytes)
+        for first in range(0, records, step):
+            yield position, shard, first, min(step, records - first)
 
 
-def _check_shard(
-    build: _Build,
-    position: int,
-    shard: _Shard,
-    index: _Index,
-    unks: dict[int, list[int]],
-    report: VerifyReport,
-) -> None:
-    path = build.root / shard.path
-    if not path.is_file():
-        report.add("shards", shard.path, "missing")
-        return
-    width = shard.unit
-    record_bytes = width * build.dtype.itemsize
-    counts = index.record_counts[position]
-    ids = index.record_ids[position]
-    first_row = 0
-    block_records = max(1, _READ_BYTES // record_bytes)
-    with open(path, "rb") as handle:
-        while data := handle.read(block_records * record_bytes):
-            whole = len(data) // record_bytes
-            records = np.frombuffer(data, dtype=build.dtype, count=whole * width)
-            records = records.reshape(whole, width)
-            rows = slice(first_row, first_row + whole)
-            _check_records(
-                build,
-                shard.path,
-                records,
-                (counts[rows], ids[rows]),
-                first_row,
-                unks,
-                report,
-            )
-            first_row += whole
+def _check_block(
+    build: _Build, index: _Index, block: tuple
+) -> tuple[dict[int, list[int]], VerifyReport]:
+    """Check one block of a shard's records (any thread): the UNK positions found and a report
+    of its own, for the caller to take in order."""
+    position, shard, first, count = block
+    record_bytes = shard.unit * build.dtype.itemsize
+    with open(build.root / shard.path, "rb") as handle:
+        data = os.pread(handle.fileno(), count * record_bytes, first * record_bytes)
+    whole = len(data) // record_bytes  # a file cut short meanwhile has fewer
+    records = np.frombuffer(data, dtype=build.dtype, count=whole * shard.unit)
+    rows = slice(first, first + whole)
+    samples = (index.record_counts[position][rows], index.record_ids[position][rows])
+    unks: dict[int, list[int]] = {}
+    part = VerifyReport(directory=str(build.root), deep=False)
+    _check_records(
+        build, shard.path, records.reshape(whole, shard.unit), samples, first, unks, part
+    )
+    return unks, part
 
 
 def _check_records(
@@ -1066,13 +1124,16 @@ def _listed_files(build: _Build) -> list[tuple[str, str, dict]]:
 
 
 def _check_stats(
-    build: _Build, index: _Index, unks: dict[int, list[int]], report: VerifyReport
-) -> list[list[int]]:
-    """Recount stats.json from the index and shards; return the duplicate groups."""
-    groups = duplicate_index.groups(index.hashes.view(np.uint8).reshape(-1, 64))
+    build: _Build,
+    index: _Index,
+    unks: dict[int, list[int]],
+    groups: list[list[int]],
+    report: VerifyReport,
+) -> None:
+    """Recount stats.json from the index, the shards' UNK ids and the duplicate groups."""
     actual = _read_json(build.root / stats.FILENAME, report, "stats")
     if actual is None:
-        return groups
+        return
     counter = stats.StatsCounter(
         tuple(build.sizes), policy=build.policy, extended=list(build.extended_sizes)
     )
@@ -1108,7 +1169,6 @@ def _check_stats(
     wanted = histogram.histogram(build.sizes, counter.unit_counts.tolist())
     if shown is not None and shown != wanted:
         report.add("stats", histogram.FILENAME, "total", key="units", actual=shown, expected=wanted)
-    return groups
 
 
 def _read_json(path: Path, report: VerifyReport, check: str) -> dict | None:
@@ -1125,16 +1185,25 @@ def _read_json(path: Path, report: VerifyReport, check: str) -> dict | None:
     return content if isinstance(content, dict) else None
 
 
+def _check_duplicates(build: _Build, index: _Index) -> tuple[list[list[int]], VerifyReport]:
+    """The duplicate groups of the index's hashes, and duplicate_index.jsonl checked against
+    them (any thread: a report of its own, for the caller to take in order)."""
+    groups = duplicate_index.groups(index.hashes.view(np.uint8).reshape(-1, 64))
+    part = VerifyReport(directory=str(build.root), deep=False)
+    _check_duplicate_index(build, index, groups, part)
+    return groups, part
+
+
 def _check_duplicate_index(
     build: _Build, index: _Index, groups: list[list[int]], report: VerifyReport
 ) -> None:
-    locations = {
-        i: {"source_file": build.sources[index.files[i]], "source_line": int(index.lines[i])}
-        for ids in groups
-        for i in ids
-    }
+    members = [i for ids in groups for i in ids]
+    places = zip(members, index.files[members].tolist(), index.lines[members].tolist(), strict=True)
+    locations = {i: {"source_file": build.sources[f], "source_line": n} for i, f, n in places}
+    hashes = index.hashes[[ids[0] for ids in groups]].tolist()
     expected = [
-        duplicate_index.group_line(index.hashes[ids[0]].decode(), ids, locations) for ids in groups
+        duplicate_index.group_line(digest.decode(), ids, locations)
+        for digest, ids in zip(hashes, groups, strict=True)
     ]
     _compare_lines(build.root, duplicate_index.FILENAME, expected, report, "duplicate_index")
 
@@ -1143,14 +1212,17 @@ def _check_unk_index(
     build: _Build, index: _Index, unks: dict[int, list[int]], report: VerifyReport
 ) -> None:
     sources = [orjson.dumps(path).decode() for path in build.sources]
+    ids = sorted(unks)
+    rows = zip(
+        ids,
+        index.hashes[ids].tolist(),
+        index.files[ids].tolist(),
+        index.lines[ids].tolist(),
+        strict=True,
+    )
     expected = [
-        unk_index.unk_line(
-            i,
-            unk_index.unk_part(
-                index.hashes[i].decode(), sources[index.files[i]], int(index.lines[i]), unks[i]
-            ),
-        ).encode()
-        for i in sorted(unks)
+        unk_index.unk_line(i, unk_index.unk_part(h.decode(), sources[f], n, unks[i])).encode()
+        for i, h, f, n in rows
     ]
     _compare_lines(build.root, unk_index.FILENAME, expected, report, "unk_index")
 
