@@ -6,8 +6,9 @@ Line form (compact JSON; samples in sample_id order; lines ordered by their firs
      "source_file":"./data/alpaca.jsonl","source_line":991}, ...]}
 
 Memory: the tracker keeps only each sample's 32-byte digest. Finding groups sorts a copy of
-their 8-byte prefixes (8 more bytes per sample, for a moment); the source location of the few duplicated samples is read back from
-``sample_index.jsonl`` (line k holds sample k), so no per-sample location is held in memory.
+their 8-byte prefixes (8 more bytes per sample, for a moment); the source location of the few
+duplicated samples is read back from ``sample_index.jsonl`` (line k holds sample k), so no
+per-sample location is held in memory.
 """
 
 from __future__ import annotations
