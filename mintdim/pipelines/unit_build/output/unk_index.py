@@ -48,7 +48,7 @@ class UnkIndexWriter:
         (sample position in the batch, its :func:`unk_parts` entry)."""
         self.samples += len(parts)
         self._handle.write(
-            "".join(f'{{"sample_id":{first_id + offset},{part}}}\n' for offset, part in parts)
+            "".join([f'{{"sample_id":{first_id + offset},{part}}}\n' for offset, part in parts])
         )
 
     def close(self) -> None:
