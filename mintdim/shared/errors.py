@@ -1593,7 +1593,7 @@ class TokenizerParityError(MintDimError, RuntimeError):
     """Raised when the fast engine's ids for a text differ from the reference library's.
 
     The parity guard compares them at validation (the bundled parity corpus and the first batch
-    of each file) and during the build (a deterministic sample of rows); the build stops at the
+    of the data) and during the build (a deterministic sample of rows); the build stops at the
     first difference and writes no manifest.
     """
 

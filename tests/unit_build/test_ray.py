@@ -39,6 +39,7 @@ def cluster():
     The local builds compared with it run with workers=1: a process pool forked from a process
     running Ray's threads is not safe (test_pieces proves workers=1 and workers=2 identical)."""
     ray.init(
+        address="local",  # a fresh cluster, never one a `ray start` left running on this host
         num_cpus=2,
         include_dashboard=False,
         log_to_driver=False,
@@ -130,7 +131,7 @@ _DRIVER = """
 import sys
 import ray
 from tests.unit_build.helpers import job
-ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
 job(["data/a.jsonl"], sys.argv[1], sizes=[[8, 16, 32, 64]], samples_per_shard=[11],
     build_batch=[16], out="ray").run(executor="ray", workers=2, piece_bytes=3000)
 """
