@@ -14,18 +14,23 @@ under the same name. A piece that fails on bad data does not fail its task: the 
 its fragment, so the driver meets it at the same sample as a local build. Anything else a task
 raises fails the build; an actor lost more often than Ray may restart it is a ``WorkerError``.
 
+A build that finishes logs one line per node of the cluster that ran actors: its node id (as
+``ray status`` shows it), its address, its actors and the pieces they handled.
+
 Ray is an optional extra (``pip install ".[ray]"``): it is imported when a build asks for it.
 """
 
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from mintdim.pipelines.unit_build.output.staging import Fragment, Piece
 from mintdim.shared.errors import MintDimError, RayMissingError, WorkerError
-from mintdim.shared.log import get_logger
+from mintdim.shared.lang import Bilingual
+from mintdim.shared.log import get_logger, show
 
 __all__ = ["check_ray_installed", "encode_on_ray"]
 
@@ -37,6 +42,12 @@ _IN_FLIGHT_PER_ACTOR = 2
 """Pieces submitted per actor ahead of the assembly: one running, one ready to start."""
 
 _log = get_logger("unit_build")
+
+# The key=value fields are the same in both languages: scripts grep them.
+NODE_WORK = Bilingual(
+    en="[unit-build] ray node={node} address={address} actors={actors} pieces={pieces}",
+    vi="[unit-build] ray node={node} address={address} actors={actors} pieces={pieces}",
+)
 
 
 def check_ray_installed() -> None:
@@ -91,6 +102,7 @@ def encode_on_ray(
                 in_flight -= 1
         while pool.has_next():
             yield _next(ray, pool)
+        _log_nodes(ray.get([actor.where.remote() for actor in actors]))
     finally:
         for actor in actors:
             ray.kill(actor, no_restart=True)
@@ -112,6 +124,24 @@ def _next(ray: Any, pool: Any) -> Fragment:
         ) from None
 
 
+def _log_nodes(reports: list[tuple[str, str, int]]) -> None:
+    """One line per node: its actors and the pieces they handled (since each actor's last start)."""
+    actors = Counter(node for node, _, _ in reports)
+    pieces = Counter()
+    for node, _, count in reports:
+        pieces[node] += count
+    addresses = {node: address for node, address, _ in reports}
+    for node in actors:
+        show(
+            _log,
+            NODE_WORK,
+            node=node,
+            address=addresses[node],
+            actors=actors[node],
+            pieces=pieces[node],
+        )
+
+
 class _PieceActor:
     """One Ray actor: a ``PieceEncoder`` kept for every piece it is given."""
 
@@ -119,10 +149,19 @@ class _PieceActor:
         # One actor per CPU: the tokenizer's own thread pool would only fight the other actors.
         os.environ["TOKENIZERS_PARALLELISM"] = "false"
         self._encoder = encoder
+        self._pieces = 0
 
     def encode(self, piece: Piece) -> Fragment:
         """Encode (or reuse) one piece's fragment."""
-        return self._encoder(piece)
+        fragment = self._encoder(piece)
+        self._pieces += 1
+        return fragment
+
+    def where(self) -> tuple[str, str, int]:
+        """This actor's node id and address, and the pieces it handled since it started."""
+        import ray
+
+        return ray.get_runtime_context().get_node_id(), ray.util.get_node_ip_address(), self._pieces
 
     def pid(self) -> int:
         """The actor's process id (tests kill it to prove a lost actor is retried)."""
