@@ -13,8 +13,8 @@
         output/staging.write            -> the piece's fragment in <dir>/staging/
     _assemble (in piece order)      each fragment's batches -> output/dir.OutputDirectory: units/
                                       shard_writer shards, sample/unk indexes, digests, stats
-    OutputDirectory.finish          duplicate_index, EMPTY_UNIT.md, stats, histogram, staging
-                                      removed, manifest last
+    OutputDirectory.finish          duplicate_index, EMPTY_UNIT.md, stats, histogram, manifest
+    output/staging.remove           last, once every output's manifest is written
     progress.Progress               a stderr bar over input bytes (a terminal, or when asked)
 
 Whatever the executor, worker count, piece size or retried task, the same samples reach the
@@ -41,6 +41,7 @@ from mintdim.pipelines.unit_build.batch import BatchCounter, EncodedBatch
 from mintdim.pipelines.unit_build.contracts import (
     BuildPlan,
     BuildResult,
+    FilePlan,
     OutputResult,
     RunOptions,
     ScanResult,
@@ -120,8 +121,11 @@ def _build(
     piece_bytes = _piece_bytes(plan, options, outputs)
     for output, size in zip(outputs, piece_bytes, strict=True):
         output.create(job_record(output.plan, output.files, size), options.resume)
+    # A resumed output already complete (stopped before its fragments were removed) gets no work.
+    finished = [output.complete for output in outputs]
+    files = [file for file in plan.files if not finished[file.output_index]]
     fingerprints: dict[int, InputFingerprint] = {}
-    pieces = _all_pieces(plan, piece_bytes, fingerprints)
+    pieces = _all_pieces(files, piece_bytes, fingerprints)
     failed = None
     # closing(): on any error the workers stop now, not when the traceback is collected.
     with closing(_encode(PieceEncoder(plan, encoders), pieces, options)) as fragments:
@@ -134,9 +138,16 @@ def _build(
         bar.complete()
         # A file changed under the build may have given samples of two versions (or of
         # neither): no manifest may vouch for that.
-        for file in plan.files:
+        for file in files:
             check_unchanged(file, fingerprints[file.index])
-        return tuple(OutputResult(o.plan.path, o.finish(fingerprints)) for o in outputs)
+        results = tuple(
+            OutputResult(o.plan.path, o.finished_stats() if done else o.finish(fingerprints))
+            for o, done in zip(outputs, finished, strict=True)
+        )
+        # Only now: a crash before this line leaves complete builds beside their fragments.
+        for output in outputs:
+            output.staging.remove()
+        return results
     if isinstance(failed.error, UnitOverflowError):
         # One error for every overlong sample, not one build per sample: count the rest.
         workers = _local_workers(options)
@@ -273,11 +284,11 @@ def _joined(parts: list[np.ndarray]) -> np.ndarray:
 
 
 def _all_pieces(
-    plan: BuildPlan, piece_bytes: list[int], fingerprints: dict[int, InputFingerprint]
+    files: list[FilePlan], piece_bytes: list[int], fingerprints: dict[int, InputFingerprint]
 ) -> Iterator[Piece]:
     """Every file's pieces in order; each file's fingerprint lands in ``fingerprints``."""
     # One stream across files keeps every worker busy at file boundaries.
-    for file in plan.files:
+    for file in files:
         fingerprints[file.index] = yield from cut_pieces(file, piece_bytes[file.output_index])
 
 
