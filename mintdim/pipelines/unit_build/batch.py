@@ -23,7 +23,7 @@ import orjson
 from mintdim.pipelines.unit_build.contracts import BuildPlan, FilePlan, TokenizerSpec
 from mintdim.pipelines.unit_build.output import spans
 from mintdim.pipelines.unit_build.output.sample_index import sample_parts
-from mintdim.pipelines.unit_build.output.unk_index import unk_part
+from mintdim.pipelines.unit_build.output.unk_index import unk_parts
 from mintdim.pipelines.unit_build.segments import append_eos, stops_by_segments, stops_from_starts
 from mintdim.pipelines.unit_build.source.jsonl import ParsedLines, RawBatch, parse_lines
 from mintdim.pipelines.unit_build.tokenizer import Encoder, load_encoder, parity
@@ -85,7 +85,7 @@ class EncodedBatch:
     """Per sample, the middle of its sample_index.jsonl line (``sample_index.sample_parts``);
     None for a sample waiting for an extended unit, whose size is not known yet."""
     unk_parts: list[tuple[int, str]]
-    """(sample position in batch, ``unk_index.unk_part``) for the samples with UNK."""
+    """(sample position in batch, its ``unk_index.unk_parts`` entry) for the samples with UNK."""
     unk_tokens: int
     overflows: list[Overflow]
     extend_tokens: list[np.ndarray]
@@ -463,11 +463,7 @@ def _unk_parts(
     positions = (hits - (ends - lengths)[samples]).tolist()
     # Python lists from here: slicing them is far cheaper than np.split for many small pieces.
     cuts = [0, *(np.flatnonzero(np.diff(samples)) + 1).tolist(), len(positions)]
-    samples = samples.tolist()
-    parts = []
-    for start, stop in itertools.pairwise(cuts):
-        sample = samples[start]
-        parts.append(
-            (sample, unk_part(hexes[sample], source, lines[sample], positions[start:stop]))
-        )
-    return parts, len(positions)
+    which = samples[cuts[:-1]].tolist()
+    found = [positions[start:stop] for start, stop in itertools.pairwise(cuts)]
+    parts = unk_parts([hexes[s] for s in which], source, [lines[s] for s in which], found)
+    return list(zip(which, parts, strict=True)), len(positions)
