@@ -19,10 +19,11 @@ import pytest
 
 from mintdim.pipelines.unit_build import batch as batch_module
 from mintdim.pipelines.unit_build.contracts import FilePlan
+from mintdim.pipelines.unit_build.output.verify import verify_build
 from mintdim.pipelines.unit_build.pieces import cut_pieces, default_piece_bytes
 from mintdim.shared import errors
 from tests.conftest import corpora_file
-from tests.unit_build.helpers import job, tree_bytes, write_jsonl
+from tests.unit_build.helpers import job, read_json, tree_bytes, write_jsonl
 
 SIZES = [8, 16, 32, 64]
 
@@ -218,6 +219,50 @@ def test_resume_after_the_build_was_sigkilled(cwd, sp_model, monkeypatch):
     _build("ref", 1, 100, tokenizer=sp_model)
     assert tree_bytes("out") == tree_bytes("ref")
     assert resumed < len(encoded) - resumed  # the resumed build re-encoded less than a whole one
+
+
+_KILLED_WHILE_TIDYING = """
+import os, signal, sys
+from mintdim.pipelines.unit_build.output.staging import Staging
+from tests.unit_build.helpers import job
+Staging.remove = lambda self: os.kill(os.getpid(), signal.SIGKILL)  # the first removal dies
+job(["data/a.jsonl", "data/b.jsonl"], sys.argv[1], sizes=[[8, 16, 32, 64]] * 2,
+    samples_per_shard=[7] * 2, build_batch=[5] * 2, out=["out/a", "out/b"]).run(
+    workers=2, piece_bytes=100)
+"""
+
+
+def test_a_build_killed_while_removing_its_fragments_is_complete_and_resume_tidies_it(
+    cwd, sp_model, monkeypatch
+):
+    write_jsonl("data/a.jsonl", _rows(300))
+    write_jsonl("data/b.jsonl", _rows(120))
+    child = subprocess.run(
+        [sys.executable, "-c", _KILLED_WHILE_TIDYING, str(sp_model)],
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        check=False,
+    )
+    assert child.returncode == -signal.SIGKILL
+    files = ("data/a.jsonl", "data/b.jsonl")
+    _build(["ref/a", "ref/b"], 1, 100, files, tokenizer=sp_model)
+    for name in ("a", "b"):  # every manifest was written before any fragment was removed
+        assert Path(f"out/{name}/manifest.json").is_file()
+        assert Path(f"out/{name}/staging/job.json").is_file()
+        report = verify_build(f"out/{name}")
+        assert [(f.path, f.code) for f in report.failures] == [("staging", "staging")]
+        assert "resume=True" in report.lines("en")[0] and "resume=True" in report.lines("vi")[0]
+
+    other = job(list(files), sp_model, sizes=[SIZES] * 2, templates=["the {text}"] * 2,
+                samples_per_shard=[7] * 2, build_batch=[5] * 2, out=["out/a", "out/b"])  # fmt: skip
+    with pytest.raises(errors.ResumeMismatchError):  # the fragments still guard their job
+        other.run(workers=1, resume=True)
+    encoded = _count_encoded_batches(monkeypatch)
+    result = _build(["out/a", "out/b"], 1, None, files, tokenizer=sp_model, resume=True)
+    assert encoded == []  # complete: nothing read, nothing encoded, only the fragments removed
+    for name in ("a", "b"):
+        assert tree_bytes(f"out/{name}") == tree_bytes(f"ref/{name}")
+        assert verify_build(f"out/{name}").ok
+    assert [o.stats for o in result.outputs] == [read_json(f"ref/{n}/stats.json") for n in "ab"]
 
 
 def test_a_damaged_fragment_is_encoded_again_on_resume(cwd, sp_model):

@@ -3,7 +3,8 @@
 One cluster for the module (two CPUs, no dashboard). Covered: identity for several piece sizes
 and actor counts, a bad line in a late piece (same error, same line as a local build), an actor
 killed mid-build (Ray restarts it and retries its piece), a driver SIGKILLed mid-build and
-resumed, and the bilingual error when Ray is not installed. Ray is an optional extra: without it
+resumed, units="auto" and an overflow error (their counting runs on Ray: no process pool is
+forked beside Ray's threads), and the bilingual error when Ray is not installed. Ray is an optional extra: without it
 the module is skipped (CI installs it).
 """
 
@@ -87,6 +88,47 @@ def test_a_bad_line_in_a_late_piece_fails_like_the_local_build(cwd, sp_model):
     assert on_ray.value.line == 1101
     assert not Path("ray/manifest.json").exists()
     assert tree_bytes("ray/unit_8") == tree_bytes("local/unit_8")  # the same samples written
+
+
+@pytest.fixture
+def no_fork(monkeypatch):
+    """Fail the test if anything forks a local process pool beside this module's Ray."""
+    from mintdim.pipelines.unit_build import runtime
+
+    real = runtime.encode_in_order
+
+    def forbidden(work, items, workers):
+        assert workers == 1, "a process pool forked beside Ray's threads"
+        return real(work, items, workers)
+
+    monkeypatch.setattr(runtime, "encode_in_order", forbidden)
+
+
+def test_auto_units_scan_on_ray_and_build_the_local_result(cwd, sp_model, no_fork):
+    rows = _rows(1500)
+    rows[700] = {"text": " ".join(["padding is waste"] * 12)}  # a long sample for the plan
+    write_jsonl("data/a.jsonl", rows)
+    declared = _job(sp_model, "local").units(sizes="auto", build_batch=[16], count=3)
+    local = declared.run(workers=1, piece_bytes=2000)
+    on_ray = _job(sp_model, "ray").units(sizes="auto", build_batch=[16], count=3)
+    result = on_ray.run(executor="ray", workers=2, piece_bytes=2000)
+    assert result.outputs[0].plan.sizes == local.outputs[0].plan.sizes
+    assert tree_bytes("ray") == tree_bytes("local")
+
+
+def test_an_overflow_under_ray_names_every_overlong_sample_like_a_local_build(
+    cwd, sp_model, no_fork
+):
+    rows = _rows(1500)
+    for line in (40, 900, 1400):
+        rows[line - 1] = {"text": " ".join(["padding is waste"] * 30)}
+    write_jsonl("data/a.jsonl", rows)
+    with pytest.raises(errors.UnitOverflowError) as local:
+        _job(sp_model, "local").run(workers=1, piece_bytes=2000)
+    with pytest.raises(errors.UnitOverflowError) as on_ray:
+        _job(sp_model, "ray").run(executor="ray", workers=2, piece_bytes=2000)
+    assert on_ray.value.facts() == local.value.facts()
+    assert on_ray.value.count == 3 and on_ray.value.line == 40
 
 
 def _actor_pids() -> list[int]:

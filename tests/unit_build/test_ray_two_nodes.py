@@ -38,7 +38,7 @@ ray = pytest.importorskip("ray")
 
 ROOT = Path(__file__).resolve().parents[2]
 RAY = shutil.which("ray", path=str(Path(sys.executable).parent)) or "ray"
-NODE_LINE = re.compile(r"\[unit-build\] ray node=(\w+) address=\S+ actors=(\d+) pieces=(\d+)")
+NODE_LINE = re.compile(r"\[unit-build\] ray node=(\w+) address=\S+ actors=(\d+) tasks=(\d+)")
 
 _DRIVER = """
 import sys

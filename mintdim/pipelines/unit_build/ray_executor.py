@@ -14,8 +14,10 @@ under the same name. A piece that fails on bad data does not fail its task: the 
 its fragment, so the driver meets it at the same sample as a local build. Anything else a task
 raises fails the build; an actor lost more often than Ray may restart it is a ``WorkerError``.
 
-A build that finishes logs one line per node of the cluster that ran actors: its node id (as
-``ray status`` shows it), its address, its actors and the pieces they handled.
+The executor runs any picklable callable on any items: a build's ``PieceEncoder`` on pieces, or
+a scan's ``batch.BatchCounter`` on raw batches (whose lines then travel through Ray's object
+store). A run that finishes logs one line per node of the cluster that ran actors: its node id
+(as ``ray status`` shows it), its address, its actors and the tasks (pieces or batches) they ran.
 
 Ray is an optional extra (``pip install ".[ray]"``): it is imported when a build asks for it.
 """
@@ -27,7 +29,6 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from mintdim.pipelines.unit_build.output.staging import Fragment, Piece
 from mintdim.shared.errors import MintDimError, RayMissingError, WorkerError
 from mintdim.shared.lang import Bilingual
 from mintdim.shared.log import get_logger, show
@@ -45,8 +46,8 @@ _log = get_logger("unit_build")
 
 # The key=value fields are the same in both languages: scripts grep them.
 NODE_WORK = Bilingual(
-    en="[unit-build] ray node={node} address={address} actors={actors} pieces={pieces}",
-    vi="[unit-build] ray node={node} address={address} actors={actors} pieces={pieces}",
+    en="[unit-build] ray node={node} address={address} actors={actors} tasks={tasks}",
+    vi="[unit-build] ray node={node} address={address} actors={actors} tasks={tasks}",
 )
 
 
@@ -64,9 +65,10 @@ def _ray() -> Any:
 
 
 def encode_on_ray(
-    encoder: Any, pieces: Iterable[Piece], workers: int | None, address: str | None
-) -> Iterator[Fragment]:
-    """Run ``encoder`` (a ``PieceEncoder``) on every piece with Ray actors; fragments in order.
+    encoder: Any, pieces: Iterable[Any], workers: int | None, address: str | None
+) -> Iterator[Any]:
+    """Run ``encoder`` (a ``PieceEncoder``, a ``BatchCounter``) on every item with Ray actors;
+    results in input order.
 
     Joins the Ray session of this process if there is one, else ``ray.init(address)`` (and
     shuts down what it started). ``workers``: actors, one CPU each (a share of one when there
@@ -110,7 +112,7 @@ def encode_on_ray(
             ray.shutdown()
 
 
-def _next(ray: Any, pool: Any) -> Fragment:
+def _next(ray: Any, pool: Any) -> Any:
     try:
         return pool.get_next()
     except ray.exceptions.RayTaskError as err:
@@ -125,11 +127,11 @@ def _next(ray: Any, pool: Any) -> Fragment:
 
 
 def _log_nodes(reports: list[tuple[str, str, int]]) -> None:
-    """One line per node: its actors and the pieces they handled (since each actor's last start)."""
+    """One line per node: its actors and the tasks they ran (since each actor's last start)."""
     actors = Counter(node for node, _, _ in reports)
-    pieces = Counter()
+    tasks: Counter[str] = Counter()
     for node, _, count in reports:
-        pieces[node] += count
+        tasks[node] += count
     addresses = {node: address for node, address, _ in reports}
     for node in actors:
         show(
@@ -138,7 +140,7 @@ def _log_nodes(reports: list[tuple[str, str, int]]) -> None:
             node=node,
             address=addresses[node],
             actors=actors[node],
-            pieces=pieces[node],
+            tasks=tasks[node],
         )
 
 
@@ -149,19 +151,19 @@ class _PieceActor:
         # One actor per CPU: the tokenizer's own thread pool would only fight the other actors.
         os.environ["TOKENIZERS_PARALLELISM"] = "false"
         self._encoder = encoder
-        self._pieces = 0
+        self._tasks = 0
 
-    def encode(self, piece: Piece) -> Fragment:
-        """Encode (or reuse) one piece's fragment."""
-        fragment = self._encoder(piece)
-        self._pieces += 1
-        return fragment
+    def encode(self, item: Any) -> Any:
+        """Run the work on one item: encode (or reuse) a piece's fragment, or count a batch."""
+        result = self._encoder(item)
+        self._tasks += 1
+        return result
 
     def where(self) -> tuple[str, str, int]:
-        """This actor's node id and address, and the pieces it handled since it started."""
+        """This actor's node id and address, and the tasks it ran since it started."""
         import ray
 
-        return ray.get_runtime_context().get_node_id(), ray.util.get_node_ip_address(), self._pieces
+        return ray.get_runtime_context().get_node_id(), ray.util.get_node_ip_address(), self._tasks
 
     def pid(self) -> int:
         """The actor's process id (tests kill it to prove a lost actor is retried)."""

@@ -41,6 +41,7 @@ from mintdim.pipelines.unit_build.output import (
     overflow_index,
     sample_index,
     spans,
+    staging,
     stats,
     unit_index,
     unk_index,
@@ -115,6 +116,14 @@ _TEXT: dict[str, Bilingual] = {
     "unlisted": Bilingual(
         "not part of the build: the manifest does not list it",
         "không thuộc bản build: manifest không liệt kê nó",
+    ),
+    "staging": Bilingual(
+        "the build's fragments, left by a run stopped after its manifest was written: the build "
+        "is complete; the same run with resume=True (runner: resume=true) removes them, or "
+        "delete this directory",
+        "các fragment của lần build, còn lại do lần chạy bị dừng sau khi đã ghi manifest: lần "
+        "build đã hoàn tất; chạy lại đúng lần đó với resume=True (runner: resume=true) sẽ xóa "
+        "chúng, hoặc hãy xóa thư mục này",
     ),
     "padding": Bilingual(
         "record {row} (sample {sample_id}) holds id {value} at slot {slot}, after its "
@@ -1252,7 +1261,8 @@ def _check_unlisted(build: _Build, report: VerifyReport) -> None:
                 ):
                     report.add("files", relative, "marker_text")
             continue
-        report.add("files", name, "unlisted")
+        leftover = name == staging.DIRNAME and entry.is_dir()
+        report.add("files", name, "staging" if leftover else "unlisted")
 
 
 def _check_audit_digests(build: _Build, report: VerifyReport) -> None:
