@@ -1860,6 +1860,18 @@ class RunOptionError(MintDimError, ValueError):
             "must be one of 'abort', 'skip', 'truncate', 'extend'",
             "phải là một trong 'abort', 'skip', 'truncate', 'extend'",
         ),
+        "ray_stages": Bilingual(
+            'must be True with executor="ray": Ray actors hand their work to the driver through '
+            "the output's staging area",
+            'phải là True khi dùng executor="ray": các actor Ray chuyển kết quả cho driver qua '
+            "vùng staging của output",
+        ),
+        "resume_stages": Bilingual(
+            "must be True with resume=True: a resumed build continues from the staging area "
+            "the interrupted one left",
+            "phải là True khi dùng resume=True: lần build tiếp tục dựa trên vùng staging mà lần "
+            "build bị gián đoạn để lại",
+        ),
     }
 
     option: str
@@ -1870,6 +1882,7 @@ class RunOptionError(MintDimError, ValueError):
     examples = (
         {"option": "workers", "value": 0, "rule": "positive_int"},
         {"option": "on_overflow", "value": "wrap", "rule": "overflow_policy"},
+        {"option": "resumable", "value": False, "rule": "ray_stages"},
     )
 
     def _sections(self) -> Iterator[Any]:
