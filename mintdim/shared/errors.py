@@ -2406,6 +2406,45 @@ class RayMissingError(MintDimError, ImportError):
         )
 
 
+class RayConnectionError(MintDimError, ConnectionError):
+    """Raised when ``executor="ray"`` cannot join the Ray cluster at ``ray_address``."""
+
+    address: str
+    detail: str
+
+    summary = Bilingual(
+        'executor="ray" could not join the Ray cluster.',
+        'executor="ray" không kết nối được vào cluster Ray.',
+    )
+    examples = (
+        {
+            "address": "10.0.0.1:6379",
+            "detail": "ConnectionError: Failed to connect to Ray cluster at 10.0.0.1:6379",
+        },
+    )
+
+    def _sections(self) -> Iterator[Any]:
+        yield Bilingual("Address", "Địa chỉ"), self.address
+        yield _H.REASON, self.detail
+        yield (
+            _H.FIX,
+            Bilingual(
+                "check that the cluster runs there: ray status --address {address}\n"
+                "join at the address ray start --head printed (its Local node IP and --port), "
+                'or ray_address="auto" on the head\n'
+                "a cluster with token authentication (the default of recent Ray): set "
+                "RAY_AUTH_MODE=token here, with the head's token in ~/.ray/auth_token or "
+                "RAY_AUTH_TOKEN (docs/cluster.md)",
+                "kiểm tra cluster đang chạy ở đó: ray status --address {address}\n"
+                "kết nối tới địa chỉ mà ray start --head đã in ra (Local node IP và --port), "
+                'hoặc ray_address="auto" trên máy head\n'
+                "cluster có xác thực bằng token (mặc định của Ray gần đây): đặt "
+                "RAY_AUTH_MODE=token ở máy này, với token của head trong ~/.ray/auth_token hoặc "
+                "RAY_AUTH_TOKEN (docs/cluster.md)",
+            ),
+        )
+
+
 class NotABuildError(MintDimError, FileNotFoundError):
     """Raised by ``mintdim verify`` / ``inspect`` for a directory that holds no finished build."""
 
