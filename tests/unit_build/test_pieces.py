@@ -19,6 +19,7 @@ import pytest
 
 from mintdim.pipelines.unit_build import batch as batch_module
 from mintdim.pipelines.unit_build.contracts import FilePlan
+from mintdim.pipelines.unit_build.output.staging import Staging
 from mintdim.pipelines.unit_build.output.verify import verify_build
 from mintdim.pipelines.unit_build.pieces import cut_pieces, default_piece_bytes
 from mintdim.shared import errors
@@ -126,6 +127,38 @@ def test_byte_identical_for_every_piece_size_and_worker_count(cwd, sp_model):
 
 
 @pytest.mark.corpora
+def test_not_resumable_streams_to_the_identical_output_and_stages_nothing(
+    cwd, sp_model, monkeypatch
+):
+    write_jsonl("data/a.jsonl", _rows(400), bom=True)
+    write_jsonl("data/b.jsonl", _rows(90), final_newline=False)
+    files = ("data/a.jsonl", "data/b.jsonl")
+    _build("ref", 2, 300, files, tokenizer=sp_model)
+    staged: list[object] = []
+    monkeypatch.setattr(Staging, "write", lambda *args: staged.append(args))
+    monkeypatch.setattr(Staging, "begin", lambda *args: staged.append(args))
+    for workers in (1, 2):
+        out = f"stream_{workers}"
+        _build(out, workers, None, files, tokenizer=sp_model, resumable=False)
+        assert tree_bytes(out) == tree_bytes("ref"), workers
+    assert staged == []
+
+
+def test_a_failed_build_that_was_not_resumable_cannot_resume(cwd, sp_model):
+    rows = _rows(200)
+    rows[150] = "not json"
+    write_jsonl("data/a.jsonl", rows)
+    with pytest.raises(errors.SourceParseError) as staged:
+        _build("staged", 2, 100, tokenizer=sp_model)
+    with pytest.raises(errors.SourceParseError) as failed:
+        _build("out", 2, None, tokenizer=sp_model, resumable=False)
+    assert failed.value.facts() == staged.value.facts() and failed.value.line == 151
+    assert not Path("out/staging").exists() and not Path("out/manifest.json").exists()
+    with pytest.raises(errors.OutputValidationError) as refused:
+        _build("out", 1, None, tokenizer=sp_model, resume=True)
+    assert refused.value.problem == "not_resumable"
+
+
 def test_byte_identical_on_a_real_corpus_and_tokenizer(cwd):
     data = corpora_file("datasets/xquad_vi.jsonl")
     tokenizer = corpora_file("tokenizers/bert-base-uncased.tokenizer.json")
@@ -203,7 +236,9 @@ def test_resume_after_the_build_was_sigkilled(cwd, sp_model, monkeypatch):
         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
     )
     deadline = time.monotonic() + 60
-    while len(list(Path("out/staging").glob("*.json"))) < 40 and child.poll() is None:
+    while (
+        len(list(Path("out/staging").glob("*.json"))) < 41 and child.poll() is None
+    ):  # job.json too
         assert time.monotonic() < deadline
         time.sleep(0.01)
     os.kill(child.pid, signal.SIGKILL)
@@ -323,6 +358,9 @@ def test_resume_refuses_a_finished_build_other_directories_and_other_jobs(cwd, s
         ({"executor": "ray", "ray_address": 5}, "ray_address", "address"),
         ({"resume": "yes"}, "resume", "bool"),
         ({"piece_bytes": 0}, "piece_bytes", "positive_int"),
+        ({"resumable": 0}, "resumable", "bool"),
+        ({"executor": "ray", "resumable": False}, "resumable", "ray_stages"),
+        ({"resume": True, "resumable": False}, "resumable", "resume_stages"),
     ],
 )
 def test_bad_run_options_are_named(cwd, sp_model, options, option, rule):

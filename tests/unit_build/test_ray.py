@@ -76,16 +76,21 @@ def test_byte_identical_to_the_local_build_for_piece_sizes_and_actor_counts(cwd,
         assert tree_bytes(out) == reference, (actors, piece_bytes)
 
 
+def _fails_like_the_local_build(sp_model, error: type, piece_bytes: int):
+    """The error of the build on Ray, after checking a local build fails with the same facts."""
+    with pytest.raises(error) as local:
+        _job(sp_model, "local").run(workers=1, piece_bytes=piece_bytes)
+    with pytest.raises(error) as on_ray:
+        _job(sp_model, "ray").run(executor="ray", workers=2, piece_bytes=piece_bytes)
+    assert on_ray.value.facts() == local.value.facts()
+    return on_ray.value
+
+
 def test_a_bad_line_in_a_late_piece_fails_like_the_local_build(cwd, sp_model):
     rows = _rows(1200)
     rows[1100] = '{"text": 5}'
     write_jsonl("data/a.jsonl", rows)
-    with pytest.raises(errors.FieldValueTypeError) as local:
-        _job(sp_model, "local").run(workers=1, piece_bytes=500)
-    with pytest.raises(errors.FieldValueTypeError) as on_ray:
-        _job(sp_model, "ray").run(executor="ray", workers=2, piece_bytes=500)
-    assert on_ray.value.facts() == local.value.facts()
-    assert on_ray.value.line == 1101
+    assert _fails_like_the_local_build(sp_model, errors.FieldValueTypeError, 500).line == 1101
     assert not Path("ray/manifest.json").exists()
     assert tree_bytes("ray/unit_8") == tree_bytes("local/unit_8")  # the same samples written
 
@@ -123,12 +128,8 @@ def test_an_overflow_under_ray_names_every_overlong_sample_like_a_local_build(
     for line in (40, 900, 1400):
         rows[line - 1] = {"text": " ".join(["padding is waste"] * 30)}
     write_jsonl("data/a.jsonl", rows)
-    with pytest.raises(errors.UnitOverflowError) as local:
-        _job(sp_model, "local").run(workers=1, piece_bytes=2000)
-    with pytest.raises(errors.UnitOverflowError) as on_ray:
-        _job(sp_model, "ray").run(executor="ray", workers=2, piece_bytes=2000)
-    assert on_ray.value.facts() == local.value.facts()
-    assert on_ray.value.count == 3 and on_ray.value.line == 40
+    error = _fails_like_the_local_build(sp_model, errors.UnitOverflowError, 2000)
+    assert error.count == 3 and error.line == 40
 
 
 def _actor_pids() -> list[int]:

@@ -5,6 +5,7 @@ on each), then the same build through the API (``executor="ray", ray_address=...
 the runner (``executor=ray executor.address=...``), each in its own driver process as a user
 runs it. Each build's log names the nodes its actors ran on and the pieces they handled: both
 nodes must appear with work. Both outputs must be byte-identical to a local ``workers=2`` build.
+A driver without the cluster's token gets ``RayConnectionError`` saying what to set.
 
 The cluster is private to the test: its own temporary directory (``--temp-dir``: nothing is
 written to /tmp/ray, so ``ray.init()`` elsewhere on this machine never finds it), free ports,
@@ -68,7 +69,7 @@ def _cluster_env() -> dict[str, str]:
     return env
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def two_nodes() -> Iterator[tuple[str, dict[str, str]]]:
     """A head and a worker node (one CPU each) on this host: (address, driver environment)."""
     env = _cluster_env()
@@ -104,7 +105,7 @@ def two_nodes() -> Iterator[tuple[str, dict[str, str]]]:
         for group in groups:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(group, signal.SIGTERM)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 3  # Ray's GCS may take longer: it is killed then
         for group in groups:
             while time.monotonic() < deadline and _alive(group):
                 time.sleep(0.1)
@@ -165,3 +166,23 @@ def test_one_build_across_two_nodes_api_and_runner_matches_local(two_nodes, tmp_
         assert len(nodes) == 2 and all(pieces > 0 for pieces in nodes.values()), log
         assert tree_bytes(tmp_path / out) == reference, out
     assert _nodes_with_work(api_log).keys() == _nodes_with_work(runner_log).keys()
+
+
+def test_a_driver_without_the_cluster_token_gets_a_named_error(two_nodes, tmp_path, sp_model):
+    address, env = two_nodes
+    data = write_jsonl(tmp_path / "data.jsonl", [{"text": "one"}, {"text": "two"}])
+    no_token = {k: v for k, v in env.items() if k not in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN")}
+    done = subprocess.run(
+        [sys.executable, "-c", _DRIVER, address, str(sp_model), str(data), str(tmp_path / "out")],
+        env={**no_token, "MINTDIM_LANG": "vi"},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "mintdim.shared.errors.RayConnectionError: RayConnectionError:" in done.stderr
+    assert f"ray status --address {address}" in done.stderr and "RAY_AUTH_MODE=token" in done.stderr
+    assert "không kết nối được vào cluster Ray" in done.stderr  # the user's language
+    assert not (tmp_path / "out" / "manifest.json").exists()

@@ -296,6 +296,9 @@ class RunOptions:
     """Continue an unfinished build in the output directories, reusing its intact fragments."""
     piece_bytes: int | None = None
     """Input bytes per piece (pieces.py); None: from the input's size, or the resumed build's."""
+    resumable: bool = True
+    """Stage each piece's fragment (resume possible; disk: about 2x the output at the peak), or
+    stream batches straight from the workers to the output (local only; disk: 1x, no resume)."""
 
 
 @dataclass(frozen=True, slots=True)

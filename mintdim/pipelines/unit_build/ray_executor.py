@@ -29,7 +29,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from mintdim.shared.errors import MintDimError, RayMissingError, WorkerError
+from mintdim.shared.errors import MintDimError, RayConnectionError, RayMissingError, WorkerError
 from mintdim.shared.lang import Bilingual
 from mintdim.shared.log import get_logger, show
 
@@ -79,7 +79,7 @@ def encode_on_ray(
 
     started = not ray.is_initialized()
     if started:
-        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+        _join(ray, address)
     actors: list[Any] = []
     try:
         cpus = ray.cluster_resources().get("CPU", 1)
@@ -110,6 +110,20 @@ def encode_on_ray(
             ray.kill(actor, no_restart=True)
         if started:
             ray.shutdown()
+
+
+def _join(ray: Any, address: str | None) -> None:
+    """``ray.init(address)``; a cluster that cannot be joined is ``RayConnectionError``."""
+    refused: tuple[type[BaseException], ...] = (ConnectionError,)
+    # Token authentication exists in recent Ray only.
+    refused += tuple(filter(None, [getattr(ray.exceptions, "AuthenticationError", None)]))
+    try:
+        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+    except refused as err:
+        raise RayConnectionError(
+            address=address or "(RAY_ADDRESS, or a new local cluster)",
+            detail=f"{type(err).__name__}: {err}",
+        ) from None
 
 
 def _next(ray: Any, pool: Any) -> Any:

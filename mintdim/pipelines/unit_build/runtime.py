@@ -11,8 +11,11 @@
                                         parse_lines -> Template.render -> sha256 -> tokenizer
                                         encode_batch -> units/planner (assign, pad)
         output/staging.write            -> the piece's fragment in <dir>/staging/
-    _assemble (in piece order)      each fragment's batches -> output/dir.OutputDirectory: units/
-                                      shard_writer shards, sample/unk indexes, digests, stats
+      (resumable=False: no pieces, no fragments: source/jsonl.read_raw_batches over each
+       whole file -> batch.BatchEncoder on the local workers, batches straight back in order)
+    assembly (in input order)       each batch (read back from its fragment) -> output/dir.
+                                      OutputDirectory: units/shard_writer shards, sample/unk
+                                      indexes, digests, stats
     OutputDirectory.finish          duplicate_index, EMPTY_UNIT.md, stats, histogram, manifest
     output/staging.remove           last, once every output's manifest is written
     progress.Progress               a stderr bar over input bytes (a terminal, or when asked)
@@ -38,7 +41,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from mintdim.pipelines.unit_build.batch import BatchCounter, EncodedBatch
+from mintdim.pipelines.unit_build.batch import BatchCounter, BatchEncoder, EncodedBatch
 from mintdim.pipelines.unit_build.contracts import (
     BuildPlan,
     BuildResult,
@@ -50,7 +53,7 @@ from mintdim.pipelines.unit_build.contracts import (
     token_dtype_for,
 )
 from mintdim.pipelines.unit_build.output.dir import OutputDirectory
-from mintdim.pipelines.unit_build.output.staging import Piece, job_record
+from mintdim.pipelines.unit_build.output.staging import Piece, Staging, job_record
 from mintdim.pipelines.unit_build.pieces import PieceEncoder, cut_pieces, default_piece_bytes
 from mintdim.pipelines.unit_build.progress import Progress
 from mintdim.pipelines.unit_build.source.jsonl import (
@@ -121,19 +124,21 @@ def _build(
 ) -> tuple[OutputResult, ...]:
     piece_bytes = _piece_bytes(plan, options, outputs)
     for output, size in zip(outputs, piece_bytes, strict=True):
-        output.create(job_record(output.plan, output.files, size), options.resume)
+        job = job_record(output.plan, output.files, size) if options.resumable else None
+        output.create(job, options.resume)
     # A resumed output already complete (stopped before its fragments were removed) gets no work.
     finished = [output.complete for output in outputs]
     files = [file for file in plan.files if not finished[file.output_index]]
     fingerprints: dict[int, InputFingerprint] = {}
-    pieces = _all_pieces(files, piece_bytes, fingerprints)
     failed = None
     # closing(): on any error the workers stop now, not when the traceback is collected.
-    with closing(_encode(PieceEncoder(plan, encoders), pieces, options)) as fragments:
-        for fragment in fragments:
-            output = outputs[plan.files[fragment.piece.file_index].output_index]
-            failed = _assemble(output, fragment.piece, bar)
-            if failed is not None:
+    batches = _encoded_batches(plan, encoders, options, files, piece_bytes, fingerprints)
+    with closing(batches):
+        for batch in batches:
+            outputs[plan.files[batch.file_index].output_index].write(batch)
+            bar.advance(batch.input_bytes, batch.sample_count, int(batch.token_counts.sum()))
+            if batch.error is not None:
+                failed = batch
                 break
     if failed is None:
         bar.complete()
@@ -171,17 +176,28 @@ def _encode(
     return encode_in_order(work, items, _local_workers(options))
 
 
-def _assemble(output: OutputDirectory, piece: Piece, bar: Progress) -> EncodedBatch | None:
-    """Copy one fragment's batches into its output directory; return the batch that failed.
+def _encoded_batches(
+    plan: BuildPlan,
+    encoders: dict[TokenizerSpec, Encoder],
+    options: RunOptions,
+    files: list[FilePlan],
+    piece_bytes: list[int],
+    fingerprints: dict[int, InputFingerprint],
+) -> Iterator[EncodedBatch]:
+    """Every encoded batch of ``files`` in input order, for assembly.
 
+    Resumable: each piece's fragment is written to its output's staging area by the executor,
+    then read back here. Otherwise the workers' batches come straight from the executor.
     A sample the tokenizer refused raises its error here, in input order, like a failed batch.
     """
-    for batch in output.staging.read(piece):
-        output.write(batch)
-        bar.advance(batch.input_bytes, batch.sample_count, int(batch.token_counts.sum()))
-        if batch.error is not None:
-            return batch
-    return None
+    if not options.resumable:
+        yield from _encode(BatchEncoder(plan, encoders), _all_batches(files, fingerprints), options)
+        return
+    pieces = _all_pieces(files, piece_bytes, fingerprints)
+    with closing(_encode(PieceEncoder(plan, encoders), pieces, options)) as fragments:
+        for fragment in fragments:
+            file = plan.files[fragment.piece.file_index]
+            yield from Staging(plan.outputs[file.output_index].abs_path).read(fragment.piece)
 
 
 def _local_workers(options: RunOptions) -> int:
@@ -269,7 +285,7 @@ def _scan(
     bar = _progress_bar(plan, progress)
     counter = BatchCounter(plan, encoders)
     try:
-        batches = _all_batches(plan, {})
+        batches = _all_batches(list(plan.files), {})
         with closing(_encode(counter, batches, options)) as counted:
             for batch in counted:
                 counts[batch.file_index].append(batch.token_counts)
@@ -308,10 +324,12 @@ def _all_pieces(
         fingerprints[file.index] = yield from cut_pieces(file, piece_bytes[file.output_index])
 
 
-def _all_batches(plan: BuildPlan, fingerprints: dict[int, InputFingerprint]) -> Iterator[RawBatch]:
+def _all_batches(
+    files: list[FilePlan], fingerprints: dict[int, InputFingerprint]
+) -> Iterator[RawBatch]:
     """Every file's batches in order; each file's fingerprint lands in ``fingerprints``."""
     # One stream across files keeps every worker busy at file boundaries.
-    for file in plan.files:
+    for file in files:
         fingerprints[file.index] = yield from read_raw_batches(file)
 
 

@@ -100,9 +100,9 @@ class OutputDirectory:
         """True once ``create`` began writing: before that, a failure has nothing here to mark."""
         self.staging = Staging(self.path)
 
-    def create(self, job: dict[str, object], resume: bool = False) -> None:
+    def create(self, job: dict[str, object] | None, resume: bool = False) -> None:
         """Create the directory (validated absent or empty), its staging area for ``job``
-        (``Staging.job``), its unit folders and index files.
+        (``Staging.begin``; None: a build that stages nothing), its unit folders and index files.
 
         ``resume``: when the directory holds an unfinished build of the same job, keep its
         staging area and start everything else afresh (its other files came from the interrupted
@@ -121,7 +121,8 @@ class OutputDirectory:
             else:
                 self._begun = True
                 self._claim()
-                self.staging.begin(job, resume=False)
+                if job is not None:
+                    self.staging.begin(job, resume=False)
             for size in self.plan.sizes:
                 self._add_unit(size)
             self._samples = SampleIndexWriter(self.path)
@@ -359,12 +360,14 @@ FAILED_TEXT = Bilingual(
     en="# Unit build failed\n\n"
     "This directory is not a finished build: it has no manifest.json and its shards are\n"
     "incomplete. Fix the error below, then run the same build again with resume=True (runner:\n"
-    "resume=true) to reuse the pieces already encoded, or build into a new, empty directory.\n\n"
+    "resume=true) to reuse the pieces already encoded (a build run with resumable=False staged\n"
+    "none), or build into a new, empty directory.\n\n"
     "```text\n{message}\n```",
     vi="# Build unit thất bại\n\n"
     "Thư mục này không phải là một lần build hoàn chỉnh: không có manifest.json và các shard\n"
     "chưa đầy đủ. Hãy sửa lỗi dưới đây, rồi chạy lại đúng lần build này với resume=True\n"
-    "(runner: resume=true) để dùng lại các piece đã encode, hoặc build vào một thư mục mới, rỗng.\n\n"
+    "(runner: resume=true) để dùng lại các piece đã encode (lần build chạy với resumable=False\n"
+    "không lưu piece nào), hoặc build vào một thư mục mới, rỗng.\n\n"
     "```text\n{message}\n```",
 )
 
