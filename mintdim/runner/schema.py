@@ -370,6 +370,16 @@ class MintDimConfig:
             "resume=true",
         ),
     )
+    resumable: bool = field(
+        default=True,
+        metadata=_help(
+            "stage fragments so an interrupted build can resume (peak disk ~2x the output); "
+            "false: stream into the output (~1x, local only, no resume)",
+            "lưu fragment để lần build bị gián đoạn có thể tiếp tục (đĩa lúc cao nhất ~2x "
+            "output); false: ghi thẳng vào output (~1x, chỉ chạy cục bộ, không tiếp tục được)",
+            "resumable=false",
+        ),
+    )
     piece_bytes: int | None = field(
         default=None,
         metadata=_help(

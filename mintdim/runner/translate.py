@@ -10,7 +10,8 @@ and handed to the public fluent API, step by step::
       .units(sizes=units.sizes, build_batch=units.build_batch, count=units.count, ...)
       .output.dir(output.dir, samples_per_shard=output.samples_per_shard)
       .run(workers=workers, progress=progress, on_overflow=on_overflow, executor=executor.name,
-           ray_address=executor.address, resume=resume, piece_bytes=piece_bytes)
+           ray_address=executor.address, resume=resume, piece_bytes=piece_bytes,
+           resumable=resumable)
 
 A value left as ``???`` in the config is passed as ``None``, so the core's
 ``PipelineValidationError`` lists everything that is missing, in the current language. All
@@ -151,7 +152,7 @@ def scan_job(overrides: list[str]) -> tuple[UnitBuildPipeline, int]:
 
 def run_options(cfg: DictConfig) -> dict[str, Any]:
     """The keyword arguments of ``job.run()``: ``workers``, ``progress``, ``on_overflow``,
-    ``executor`` (with its ``address``), ``resume`` and ``piece_bytes``."""
+    ``executor`` (with its ``address``), ``resume``, ``piece_bytes`` and ``resumable``."""
     policy = cfg.get("on_overflow")
     executor = cfg.get("executor") or {}
     name = executor.get("name", "local")
@@ -163,4 +164,5 @@ def run_options(cfg: DictConfig) -> dict[str, Any]:
         "ray_address": executor.get("address"),
         "resume": cfg.get("resume", False),
         "piece_bytes": cfg.get("piece_bytes"),
+        "resumable": cfg.get("resumable", True),
     }

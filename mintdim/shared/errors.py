@@ -1593,7 +1593,7 @@ class TokenizerParityError(MintDimError, RuntimeError):
     """Raised when the fast engine's ids for a text differ from the reference library's.
 
     The parity guard compares them at validation (the bundled parity corpus and the first batch
-    of each file) and during the build (a deterministic sample of rows); the build stops at the
+    of the data) and during the build (a deterministic sample of rows); the build stops at the
     first difference and writes no manifest.
     """
 
@@ -1860,6 +1860,18 @@ class RunOptionError(MintDimError, ValueError):
             "must be one of 'abort', 'skip', 'truncate', 'extend'",
             "phải là một trong 'abort', 'skip', 'truncate', 'extend'",
         ),
+        "ray_stages": Bilingual(
+            'must be True with executor="ray": Ray actors hand their work to the driver through '
+            "the output's staging area",
+            'phải là True khi dùng executor="ray": các actor Ray chuyển kết quả cho driver qua '
+            "vùng staging của output",
+        ),
+        "resume_stages": Bilingual(
+            "must be True with resume=True: a resumed build continues from the staging area "
+            "the interrupted one left",
+            "phải là True khi dùng resume=True: lần build tiếp tục dựa trên vùng staging mà lần "
+            "build bị gián đoạn để lại",
+        ),
     }
 
     option: str
@@ -1870,6 +1882,7 @@ class RunOptionError(MintDimError, ValueError):
     examples = (
         {"option": "workers", "value": 0, "rule": "positive_int"},
         {"option": "on_overflow", "value": "wrap", "rule": "overflow_policy"},
+        {"option": "resumable", "value": False, "rule": "ray_stages"},
     )
 
     def _sections(self) -> Iterator[Any]:
@@ -2389,6 +2402,45 @@ class RayMissingError(MintDimError, ImportError):
                 'cài MintDim cùng phần mở rộng Ray, từ thư mục mã nguồn MintDim: pip install ".[ray]"\n'
                 'hoặc chỉ cài Ray: pip install "ray>=2.9"\n'
                 '(trên mọi máy của cluster), hoặc chạy không có executor="ray"',
+            ),
+        )
+
+
+class RayConnectionError(MintDimError, ConnectionError):
+    """Raised when ``executor="ray"`` cannot join the Ray cluster at ``ray_address``."""
+
+    address: str
+    detail: str
+
+    summary = Bilingual(
+        'executor="ray" could not join the Ray cluster.',
+        'executor="ray" không kết nối được vào cluster Ray.',
+    )
+    examples = (
+        {
+            "address": "10.0.0.1:6379",
+            "detail": "ConnectionError: Failed to connect to Ray cluster at 10.0.0.1:6379",
+        },
+    )
+
+    def _sections(self) -> Iterator[Any]:
+        yield Bilingual("Address", "Địa chỉ"), self.address
+        yield _H.REASON, self.detail
+        yield (
+            _H.FIX,
+            Bilingual(
+                "check that the cluster runs there: ray status --address {address}\n"
+                "join at the address ray start --head printed (its Local node IP and --port), "
+                'or ray_address="auto" on the head\n'
+                "a cluster with token authentication (the default of recent Ray): set "
+                "RAY_AUTH_MODE=token here, with the head's token in ~/.ray/auth_token or "
+                "RAY_AUTH_TOKEN (docs/cluster.md)",
+                "kiểm tra cluster đang chạy ở đó: ray status --address {address}\n"
+                "kết nối tới địa chỉ mà ray start --head đã in ra (Local node IP và --port), "
+                'hoặc ray_address="auto" trên máy head\n'
+                "cluster có xác thực bằng token (mặc định của Ray gần đây): đặt "
+                "RAY_AUTH_MODE=token ở máy này, với token của head trong ~/.ray/auth_token hoặc "
+                "RAY_AUTH_TOKEN (docs/cluster.md)",
             ),
         )
 

@@ -179,6 +179,7 @@ def test_run_options_come_from_top_level_keys(compose_cfg) -> None:
     from mintdim.runner.translate import run_options
 
     defaults = {"executor": "local", "ray_address": None, "resume": False, "piece_bytes": None}
+    defaults["resumable"] = True
     assert run_options(compose_cfg()) == {
         "workers": None,
         "progress": None,
@@ -191,6 +192,7 @@ def test_run_options_come_from_top_level_keys(compose_cfg) -> None:
         "on_overflow": "extend",
         **defaults,
     }
+    assert run_options(compose_cfg("resumable=false"))["resumable"] is False
 
 
 def test_executor_ray_with_its_address_resume_and_piece_size(compose_cfg) -> None:
@@ -285,6 +287,7 @@ def test_force_added_key_is_rejected_by_the_runner(compose_cfg) -> None:
             "executor",
             "workers",
             "resume",
+            "resumable",
             "piece_bytes",
             "progress",
             "on_overflow",

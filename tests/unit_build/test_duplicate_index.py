@@ -8,8 +8,10 @@ import hashlib
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from mintdim.pipelines.unit_build.output import duplicate_index
 from tests.unit_build.helpers import job, read_json, read_jsonl, write_jsonl
 
 
@@ -167,3 +169,24 @@ def test_group_hash_matches_the_sample_index(cwd, sp_model):
                 sample["source_file"],
                 sample["source_line"],
             )
+
+
+def test_tracker_groups_equal_brute_force_across_lookup_chunks():
+    """Groups from the prefix sort equal grouping the whole digests, over more samples than one
+    lookup chunk, with digests that share an 8-byte prefix but differ after it."""
+    rng = np.random.default_rng(7)
+    count = 3 * duplicate_index._CHUNK + 123
+    digests = rng.integers(0, 256, size=(count, 32), dtype=np.uint8)
+    copies = rng.integers(0, count, size=(2000, 2))
+    digests[copies[:, 0]] = digests[copies[:, 1]]
+    near = rng.integers(0, count, size=(500, 2))
+    digests[near[:, 0], :8] = digests[near[:, 1], :8]  # same prefix, different digest
+    tracker = duplicate_index.DuplicateTracker()
+    for start in range(0, count, 4096):
+        tracker.add(digests[start : start + 4096].tobytes())
+    by_digest: dict[bytes, list[int]] = {}
+    for sample_id, row in enumerate(digests):
+        by_digest.setdefault(row.tobytes(), []).append(sample_id)
+    expected = sorted((ids for ids in by_digest.values() if len(ids) > 1), key=lambda ids: ids[0])
+    assert len(expected) > 1000
+    assert tracker.groups() == expected

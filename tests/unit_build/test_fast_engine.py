@@ -278,6 +278,101 @@ def test_unsampled_rows_are_not_reencoded(cwd, monkeypatch, roberta):
     )
 
 
+@pytest.mark.corpora
+def test_first_batch_is_compared_with_the_reference_ids_of_validation(cwd, monkeypatch, roberta):
+    """The reference library encodes the first batch once (at validation); the build compares
+    its rows with what it gave then, and re-encodes only the later sampled rows."""
+    write_jsonl("data.jsonl", _rows(300, set()))
+    reencoded = []
+    real_check = parity.check
+
+    def spy(encoder, texts, utf8, fast, where, stage):
+        if stage == "build":
+            reencoded.extend(line for _, line in where)
+        return real_check(encoder, texts, utf8, fast, where, stage)
+
+    monkeypatch.setattr(parity, "check", spy)
+    job(["data.jsonl"], {"path": roberta, "engine": "fast"}, build_batch=(100,)).run(
+        workers=1, progress=False
+    )
+    assert sorted(reencoded) == [101, 165, 201, 265]  # rows 100, 164, 200, 264
+    checked = read_json("out/manifest.json")["tokenizer"]["engine"]["parity"]
+    assert checked["rows_checked_during_build"] == 100 + 2 + 2
+
+
+@pytest.mark.corpora
+def test_a_first_batch_row_the_fast_engine_changes_after_validation_stops_the_build(
+    cwd, monkeypatch, roberta
+):
+    """Right at validation, wrong in the build: the recorded reference ids still catch it."""
+    write_jsonl("data.jsonl", _rows(300, {57}))
+    real = FastEncoder.encode_batch
+    calls = []
+
+    def wrong_after_validation(self, texts, utf8):
+        calls.append(len(texts))
+        flat, lengths = real(self, texts, utf8)
+        if len(calls) == 1:  # validation's one call: the parity corpus and the first batch
+            return flat, lengths
+        flat = flat.copy()
+        starts = np.cumsum(lengths) - lengths
+        for row, data in enumerate(utf8):
+            if b"MARK" in data:
+                flat[starts[row]] += 1
+        return flat, lengths
+
+    monkeypatch.setattr(FastEncoder, "encode_batch", wrong_after_validation)
+    with pytest.raises(TokenizerParityError) as caught:
+        job(["data.jsonl"], {"path": roberta, "engine": "fast"}, build_batch=(100,)).run(
+            workers=1, progress=False
+        )
+    assert (caught.value.stage, caught.value.line) == ("build", 58)
+    assert not (cwd / "out" / "manifest.json").exists()
+
+
+@pytest.mark.corpora
+def test_only_the_first_file_has_its_first_batch_checked_whole(cwd, monkeypatch, roberta):
+    """The first batch of the data is checked whole; other files are sampled one row in 64."""
+    write_jsonl("a.jsonl", _rows(150, set()))
+    write_jsonl("b.jsonl", _rows(150, {57}))  # line 58 of the second file: not sampled
+    _perturb(monkeypatch, b"MARK")
+    job(
+        ["a.jsonl", "b.jsonl"],
+        {"path": roberta, "engine": "fast"},
+        fields=(("text",), ("text",)),
+        templates=("{text}", "{text}"),
+        build_batch=(100, 100),
+        out="./out",
+    ).run(workers=1, progress=False)
+    checked = read_json("out/manifest.json")["tokenizer"]["engine"]["parity"]
+    # a.jsonl: rows 0-99 and 100; b.jsonl: rows 0, 64, 100.
+    assert checked["rows_checked_during_build"] == 100 + 1 + 3
+
+
+def test_settled_rows_are_exactly_those_with_the_recorded_text_and_ids():
+    utf8 = [b"one", b"two words", b""]
+    flat = np.array([5, 6, 7, 8], dtype=np.uint32)
+    lengths = np.array([1, 3, 0])
+    digests = parity.row_digests(utf8, flat, lengths)
+    assert len(set(digests)) == 3
+    known = {10: digests[0], 11: digests[1], 12: digests[2]}
+    assert parity.settled(known, [0, 1, 2], [10, 11, 12], utf8, flat, lengths) == [True] * 3
+    # Another text, other ids, a line never recorded: each needs the reference again.
+    other = [b"one!", b"two words", b""]
+    changed = np.array([5, 6, 7, 9], dtype=np.uint32)
+    assert parity.settled(known, [0, 1, 2], [10, 11, 12], other, flat, lengths) == [
+        False,
+        True,
+        True,
+    ]
+    assert parity.settled(known, [1], [10, 11, 12], utf8, changed, lengths) == [False]
+    assert parity.settled(known, [0], [13, 11, 12], utf8, flat, lengths) == [False]
+    # The split between text and ids is part of the digest.
+    assert parity.row_digests([b"a"], flat[:1], lengths[:1]) != parity.row_digests(
+        [b"a\x05\x00\x00\x00\x00\x00\x00\x00"], flat[:0], np.array([0])
+    )
+
+
 # ---------------------------------------------------------------------------
 # Falling back, and the option itself
 # ---------------------------------------------------------------------------

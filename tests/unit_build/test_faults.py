@@ -288,7 +288,10 @@ def test_an_output_directory_deleted_mid_build_is_named(cwd, sp_model, monkeypat
 def test_a_completed_output_stays_complete_when_a_later_one_fails(
     cwd, sp_model, small_disk, monkeypatch
 ):
-    """The second output's disk fills up while the outputs finish: the first one has finished."""
+    """The second output's disk fills up while the outputs finish: the first one has finished.
+
+    Its fragments stay until every output is complete, so the same run with resume=True (once
+    there is room) finishes the second one and tidies both."""
     disk = small_disk("1m")
     write_jsonl("a.jsonl", _rows(3, words=30))
     write_jsonl("b.jsonl", _rows(3, words=30))
@@ -302,21 +305,28 @@ def test_a_completed_output_stays_complete_when_a_later_one_fails(
         return real_finish(self, fingerprints)
 
     monkeypatch.setattr(OutputDirectory, "finish", finish)
+    both = job(
+        ["a.jsonl", "b.jsonl"],
+        sp_model,
+        fields=[["text"]],
+        templates=["{text}"],
+        sizes=[[64, 1024]],
+        out=["./done", str(disk / "out")],
+    )
     with pytest.raises(errors.BuildWriteError) as caught:
-        job(
-            ["a.jsonl", "b.jsonl"],
-            sp_model,
-            fields=[["text"]],
-            templates=["{text}"],
-            sizes=[[64, 1024]],
-            out=["./done", str(disk / "out")],
-        ).run(workers=1)
+        both.run(workers=1)
     assert caught.value.reason == "disk_full"
     assert caught.value.completed_outputs == ("./done",)
     assert "- ./done" in caught.value.message("en") and "- ./done" in caught.value.message("vi")
     assert not list((cwd / "done").rglob(UNIT_BUILD_FAILED))
-    assert verify_build(cwd / "done").ok
+    report = verify_build(cwd / "done")
+    assert [(f.path, f.code) for f in report.failures] == [("staging", "staging")]
     _assert_failed_build(disk / "out", "BuildWriteError", sizes=[64, 1024])
+
+    monkeypatch.setattr(OutputDirectory, "finish", real_finish)
+    (disk / "filler").unlink()
+    both.run(workers=1, resume=True)
+    assert verify_build(cwd / "done").ok and verify_build(disk / "out").ok
 
 
 def test_a_line_past_the_limit_is_named_with_its_place(cwd, sp_model):

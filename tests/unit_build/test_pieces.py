@@ -19,10 +19,12 @@ import pytest
 
 from mintdim.pipelines.unit_build import batch as batch_module
 from mintdim.pipelines.unit_build.contracts import FilePlan
+from mintdim.pipelines.unit_build.output.staging import Staging
+from mintdim.pipelines.unit_build.output.verify import verify_build
 from mintdim.pipelines.unit_build.pieces import cut_pieces, default_piece_bytes
 from mintdim.shared import errors
 from tests.conftest import corpora_file
-from tests.unit_build.helpers import job, tree_bytes, write_jsonl
+from tests.unit_build.helpers import job, read_json, tree_bytes, write_jsonl
 
 SIZES = [8, 16, 32, 64]
 
@@ -125,6 +127,38 @@ def test_byte_identical_for_every_piece_size_and_worker_count(cwd, sp_model):
 
 
 @pytest.mark.corpora
+def test_not_resumable_streams_to_the_identical_output_and_stages_nothing(
+    cwd, sp_model, monkeypatch
+):
+    write_jsonl("data/a.jsonl", _rows(400), bom=True)
+    write_jsonl("data/b.jsonl", _rows(90), final_newline=False)
+    files = ("data/a.jsonl", "data/b.jsonl")
+    _build("ref", 2, 300, files, tokenizer=sp_model)
+    staged: list[object] = []
+    monkeypatch.setattr(Staging, "write", lambda *args: staged.append(args))
+    monkeypatch.setattr(Staging, "begin", lambda *args: staged.append(args))
+    for workers in (1, 2):
+        out = f"stream_{workers}"
+        _build(out, workers, None, files, tokenizer=sp_model, resumable=False)
+        assert tree_bytes(out) == tree_bytes("ref"), workers
+    assert staged == []
+
+
+def test_a_failed_build_that_was_not_resumable_cannot_resume(cwd, sp_model):
+    rows = _rows(200)
+    rows[150] = "not json"
+    write_jsonl("data/a.jsonl", rows)
+    with pytest.raises(errors.SourceParseError) as staged:
+        _build("staged", 2, 100, tokenizer=sp_model)
+    with pytest.raises(errors.SourceParseError) as failed:
+        _build("out", 2, None, tokenizer=sp_model, resumable=False)
+    assert failed.value.facts() == staged.value.facts() and failed.value.line == 151
+    assert not Path("out/staging").exists() and not Path("out/manifest.json").exists()
+    with pytest.raises(errors.OutputValidationError) as refused:
+        _build("out", 1, None, tokenizer=sp_model, resume=True)
+    assert refused.value.problem == "not_resumable"
+
+
 def test_byte_identical_on_a_real_corpus_and_tokenizer(cwd):
     data = corpora_file("datasets/xquad_vi.jsonl")
     tokenizer = corpora_file("tokenizers/bert-base-uncased.tokenizer.json")
@@ -202,7 +236,9 @@ def test_resume_after_the_build_was_sigkilled(cwd, sp_model, monkeypatch):
         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
     )
     deadline = time.monotonic() + 60
-    while len(list(Path("out/staging").glob("*.json"))) < 40 and child.poll() is None:
+    while (
+        len(list(Path("out/staging").glob("*.json"))) < 41 and child.poll() is None
+    ):  # job.json too
         assert time.monotonic() < deadline
         time.sleep(0.01)
     os.kill(child.pid, signal.SIGKILL)
@@ -218,6 +254,50 @@ def test_resume_after_the_build_was_sigkilled(cwd, sp_model, monkeypatch):
     _build("ref", 1, 100, tokenizer=sp_model)
     assert tree_bytes("out") == tree_bytes("ref")
     assert resumed < len(encoded) - resumed  # the resumed build re-encoded less than a whole one
+
+
+_KILLED_WHILE_TIDYING = """
+import os, signal, sys
+from mintdim.pipelines.unit_build.output.staging import Staging
+from tests.unit_build.helpers import job
+Staging.remove = lambda self: os.kill(os.getpid(), signal.SIGKILL)  # the first removal dies
+job(["data/a.jsonl", "data/b.jsonl"], sys.argv[1], sizes=[[8, 16, 32, 64]] * 2,
+    samples_per_shard=[7] * 2, build_batch=[5] * 2, out=["out/a", "out/b"]).run(
+    workers=2, piece_bytes=100)
+"""
+
+
+def test_a_build_killed_while_removing_its_fragments_is_complete_and_resume_tidies_it(
+    cwd, sp_model, monkeypatch
+):
+    write_jsonl("data/a.jsonl", _rows(300))
+    write_jsonl("data/b.jsonl", _rows(120))
+    child = subprocess.run(
+        [sys.executable, "-c", _KILLED_WHILE_TIDYING, str(sp_model)],
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        check=False,
+    )
+    assert child.returncode == -signal.SIGKILL
+    files = ("data/a.jsonl", "data/b.jsonl")
+    _build(["ref/a", "ref/b"], 1, 100, files, tokenizer=sp_model)
+    for name in ("a", "b"):  # every manifest was written before any fragment was removed
+        assert Path(f"out/{name}/manifest.json").is_file()
+        assert Path(f"out/{name}/staging/job.json").is_file()
+        report = verify_build(f"out/{name}")
+        assert [(f.path, f.code) for f in report.failures] == [("staging", "staging")]
+        assert "resume=True" in report.lines("en")[0] and "resume=True" in report.lines("vi")[0]
+
+    other = job(list(files), sp_model, sizes=[SIZES] * 2, templates=["the {text}"] * 2,
+                samples_per_shard=[7] * 2, build_batch=[5] * 2, out=["out/a", "out/b"])  # fmt: skip
+    with pytest.raises(errors.ResumeMismatchError):  # the fragments still guard their job
+        other.run(workers=1, resume=True)
+    encoded = _count_encoded_batches(monkeypatch)
+    result = _build(["out/a", "out/b"], 1, None, files, tokenizer=sp_model, resume=True)
+    assert encoded == []  # complete: nothing read, nothing encoded, only the fragments removed
+    for name in ("a", "b"):
+        assert tree_bytes(f"out/{name}") == tree_bytes(f"ref/{name}")
+        assert verify_build(f"out/{name}").ok
+    assert [o.stats for o in result.outputs] == [read_json(f"ref/{n}/stats.json") for n in "ab"]
 
 
 def test_a_damaged_fragment_is_encoded_again_on_resume(cwd, sp_model):
@@ -278,6 +358,9 @@ def test_resume_refuses_a_finished_build_other_directories_and_other_jobs(cwd, s
         ({"executor": "ray", "ray_address": 5}, "ray_address", "address"),
         ({"resume": "yes"}, "resume", "bool"),
         ({"piece_bytes": 0}, "piece_bytes", "positive_int"),
+        ({"resumable": 0}, "resumable", "bool"),
+        ({"executor": "ray", "resumable": False}, "resumable", "ray_stages"),
+        ({"resume": True, "resumable": False}, "resumable", "resume_stages"),
     ],
 )
 def test_bad_run_options_are_named(cwd, sp_model, options, option, rule):

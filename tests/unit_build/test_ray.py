@@ -3,7 +3,8 @@
 One cluster for the module (two CPUs, no dashboard). Covered: identity for several piece sizes
 and actor counts, a bad line in a late piece (same error, same line as a local build), an actor
 killed mid-build (Ray restarts it and retries its piece), a driver SIGKILLed mid-build and
-resumed, and the bilingual error when Ray is not installed. Ray is an optional extra: without it
+resumed, units="auto" and an overflow error (their counting runs on Ray: no process pool is
+forked beside Ray's threads), and the bilingual error when Ray is not installed. Ray is an optional extra: without it
 the module is skipped (CI installs it).
 """
 
@@ -39,6 +40,7 @@ def cluster():
     The local builds compared with it run with workers=1: a process pool forked from a process
     running Ray's threads is not safe (test_pieces proves workers=1 and workers=2 identical)."""
     ray.init(
+        address="local",  # a fresh cluster, never one a `ray start` left running on this host
         num_cpus=2,
         include_dashboard=False,
         log_to_driver=False,
@@ -74,18 +76,60 @@ def test_byte_identical_to_the_local_build_for_piece_sizes_and_actor_counts(cwd,
         assert tree_bytes(out) == reference, (actors, piece_bytes)
 
 
+def _fails_like_the_local_build(sp_model, error: type, piece_bytes: int):
+    """The error of the build on Ray, after checking a local build fails with the same facts."""
+    with pytest.raises(error) as local:
+        _job(sp_model, "local").run(workers=1, piece_bytes=piece_bytes)
+    with pytest.raises(error) as on_ray:
+        _job(sp_model, "ray").run(executor="ray", workers=2, piece_bytes=piece_bytes)
+    assert on_ray.value.facts() == local.value.facts()
+    return on_ray.value
+
+
 def test_a_bad_line_in_a_late_piece_fails_like_the_local_build(cwd, sp_model):
     rows = _rows(1200)
     rows[1100] = '{"text": 5}'
     write_jsonl("data/a.jsonl", rows)
-    with pytest.raises(errors.FieldValueTypeError) as local:
-        _job(sp_model, "local").run(workers=1, piece_bytes=500)
-    with pytest.raises(errors.FieldValueTypeError) as on_ray:
-        _job(sp_model, "ray").run(executor="ray", workers=2, piece_bytes=500)
-    assert on_ray.value.facts() == local.value.facts()
-    assert on_ray.value.line == 1101
+    assert _fails_like_the_local_build(sp_model, errors.FieldValueTypeError, 500).line == 1101
     assert not Path("ray/manifest.json").exists()
     assert tree_bytes("ray/unit_8") == tree_bytes("local/unit_8")  # the same samples written
+
+
+@pytest.fixture
+def no_fork(monkeypatch):
+    """Fail the test if anything forks a local process pool beside this module's Ray."""
+    from mintdim.pipelines.unit_build import runtime
+
+    real = runtime.encode_in_order
+
+    def forbidden(work, items, workers):
+        assert workers == 1, "a process pool forked beside Ray's threads"
+        return real(work, items, workers)
+
+    monkeypatch.setattr(runtime, "encode_in_order", forbidden)
+
+
+def test_auto_units_scan_on_ray_and_build_the_local_result(cwd, sp_model, no_fork):
+    rows = _rows(1500)
+    rows[700] = {"text": " ".join(["padding is waste"] * 12)}  # a long sample for the plan
+    write_jsonl("data/a.jsonl", rows)
+    declared = _job(sp_model, "local").units(sizes="auto", build_batch=[16], count=3)
+    local = declared.run(workers=1, piece_bytes=2000)
+    on_ray = _job(sp_model, "ray").units(sizes="auto", build_batch=[16], count=3)
+    result = on_ray.run(executor="ray", workers=2, piece_bytes=2000)
+    assert result.outputs[0].plan.sizes == local.outputs[0].plan.sizes
+    assert tree_bytes("ray") == tree_bytes("local")
+
+
+def test_an_overflow_under_ray_names_every_overlong_sample_like_a_local_build(
+    cwd, sp_model, no_fork
+):
+    rows = _rows(1500)
+    for line in (40, 900, 1400):
+        rows[line - 1] = {"text": " ".join(["padding is waste"] * 30)}
+    write_jsonl("data/a.jsonl", rows)
+    error = _fails_like_the_local_build(sp_model, errors.UnitOverflowError, 2000)
+    assert error.count == 3 and error.line == 40
 
 
 def _actor_pids() -> list[int]:
@@ -130,7 +174,7 @@ _DRIVER = """
 import sys
 import ray
 from tests.unit_build.helpers import job
-ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
 job(["data/a.jsonl"], sys.argv[1], sizes=[[8, 16, 32, 64]], samples_per_shard=[11],
     build_batch=[16], out="ray").run(executor="ray", workers=2, piece_bytes=3000)
 """

@@ -13,6 +13,7 @@ import pytest
 from tokenizers import Tokenizer
 
 from mintdim.pipelines.unit_build.output.reader import open_build
+from mintdim.pipelines.unit_build.output.unk_index import unk_parts
 from tests.conftest import corpora_file
 from tests.unit_build.helpers import job, read_json, read_jsonl, reference_encoder, write_jsonl
 
@@ -156,3 +157,26 @@ def test_unk_ids_are_counted_by_id_not_piece_text(cwd, sp_model):
     job(["./data/a.jsonl"], sp_model).run(workers=1)
     (row,) = read_jsonl("out/unk_index.jsonl")
     assert row["unk_positions"] == [i for i, t in enumerate(processor.encode("中")) if t == 1]
+
+
+@pytest.mark.parametrize("samples", [1, 2, 37])
+def test_bulk_unk_parts_equal_one_json_document_per_sample(samples):
+    """Every sample's positions come from one orjson call split at "],[": each part must read
+    back as exactly the JSON a per-sample dump gives."""
+    rng = np.random.default_rng(samples)
+    positions = [
+        sorted(rng.choice(2**31 - 1, size=int(rng.integers(1, 9)), replace=False).tolist())
+        for _ in range(samples)
+    ]
+    hexes = [hashlib.sha256(bytes([i])).hexdigest() for i in range(samples)]
+    lines = rng.integers(1, 10**9, size=samples).tolist()
+    parts = unk_parts(hexes, '"d\\u00e2t\\"a.jsonl"', lines, positions)
+    for part, digest, line, found in zip(parts, hexes, lines, positions, strict=True):
+        assert json.loads("{" + part + "}") == {
+            "hash": digest,
+            "source_file": 'dât"a.jsonl',
+            "source_line": line,
+            "unk_count": len(found),
+            "unk_positions": found,
+        }
+    assert unk_parts([], '"a"', [], []) == []

@@ -92,6 +92,7 @@ class UnitBuildPipeline:
         ray_address: str | None = None,
         resume: bool = False,
         piece_bytes: int | None = None,
+        resumable: bool = True,
     ) -> BuildResult:
         """Validate everything, then build; returns each output directory's path and stats.
 
@@ -105,8 +106,12 @@ class UnitBuildPipeline:
         cluster at ``ray_address`` (None, ``"auto"`` or ``"ray://head:10001"``; inputs,
         tokenizer and output must be at the same paths on every node). ``resume``: continue an
         unfinished build in the output directories, reusing every intact fragment it staged.
-        ``piece_bytes``: input bytes per unit of work (default: from the input's size). The
-        output is byte-identical whatever the workers, executor, resume and piece size.
+        ``piece_bytes``: input bytes per unit of work (default: from the input's size).
+        ``resumable``: True (default) stages every piece's encoded records in the output's
+        ``staging/`` until the build completes (the peak disk use is about twice the output);
+        False streams them straight into the output (about once the output, local executor
+        only, and an interrupted build cannot resume). The output is byte-identical whatever
+        the workers, executor, resume, piece size and resumable.
 
         Raises the named ``MintDimError`` of the first problem (see :func:`found_before_work`
         for whether it came before any data was read or written), and ``BuildInterruptedError``
@@ -114,7 +119,7 @@ class UnitBuildPipeline:
         """
 
         def check() -> tuple:
-            options = _run_options(workers, executor, ray_address, resume, piece_bytes)
+            options = _run_options(workers, executor, ray_address, resume, piece_bytes, resumable)
             _check_progress(progress)
             if on_overflow not in OVERFLOW_POLICIES:
                 raise RunOptionError(
@@ -225,7 +230,12 @@ def _check_progress(progress: object) -> None:
 
 
 def _run_options(
-    workers: object, executor: object, address: object, resume: object, piece_bytes: object
+    workers: object,
+    executor: object,
+    address: object,
+    resume: object,
+    piece_bytes: object,
+    resumable: object,
 ) -> RunOptions:
     if executor not in ("local", "ray"):
         raise RunOptionError(option="executor", value=executor, rule="executor")
@@ -237,12 +247,18 @@ def _run_options(
         raise RunOptionError(option="resume", value=resume, rule="bool")
     if piece_bytes is not None and not is_positive_int(piece_bytes):
         raise RunOptionError(option="piece_bytes", value=piece_bytes, rule="positive_int")
+    if not isinstance(resumable, bool):
+        raise RunOptionError(option="resumable", value=resumable, rule="bool")
+    if not resumable and executor == "ray":
+        raise RunOptionError(option="resumable", value=resumable, rule="ray_stages")
+    if not resumable and resume:
+        raise RunOptionError(option="resumable", value=resumable, rule="resume_stages")
     if executor == "ray":
         check_ray_installed()  # before any work, with the way to get it
         count = None if workers is None else _workers(workers)  # None: the cluster's CPUs
     else:
         count = _workers(workers)
-    return RunOptions(count, executor, address, resume, piece_bytes)
+    return RunOptions(count, executor, address, resume, piece_bytes, resumable)
 
 
 def _workers(workers: object) -> int:

@@ -23,7 +23,7 @@ import orjson
 from mintdim.pipelines.unit_build.contracts import BuildPlan, FilePlan, TokenizerSpec
 from mintdim.pipelines.unit_build.output import spans
 from mintdim.pipelines.unit_build.output.sample_index import sample_parts
-from mintdim.pipelines.unit_build.output.unk_index import unk_part
+from mintdim.pipelines.unit_build.output.unk_index import unk_parts
 from mintdim.pipelines.unit_build.segments import append_eos, stops_by_segments, stops_from_starts
 from mintdim.pipelines.unit_build.source.jsonl import ParsedLines, RawBatch, parse_lines
 from mintdim.pipelines.unit_build.tokenizer import Encoder, load_encoder, parity
@@ -85,7 +85,7 @@ class EncodedBatch:
     """Per sample, the middle of its sample_index.jsonl line (``sample_index.sample_parts``);
     None for a sample waiting for an extended unit, whose size is not known yet."""
     unk_parts: list[tuple[int, str]]
-    """(sample position in batch, ``unk_index.unk_part``) for the samples with UNK."""
+    """(sample position in batch, its ``unk_index.unk_parts`` entry) for the samples with UNK."""
     unk_tokens: int
     overflows: list[Overflow]
     extend_tokens: list[np.ndarray]
@@ -133,6 +133,7 @@ class _Tokenizing:
         self.plan = plan
         self._encoders = dict(encoders or {})
         self._literal_ids: dict[int, list[np.ndarray]] = {}
+        self._first_batch: dict[int, dict[int, bytes]] = {}
 
     def __getstate__(self) -> dict:
         # Under spawn the worker reloads tokenizers from their files instead of unpickling them.
@@ -155,7 +156,7 @@ class _Tokenizing:
         flat, lengths, stops = self._encode(encoder, file, parsed, utf8)
         # The guard compares whole-text encodings; segments mode encodes with the reference.
         checked, mismatch = (
-            _parity(encoder, file.build_batch, parsed, utf8, flat, lengths, file.path)
+            _parity(encoder, file, self._verdicts(file), parsed, utf8, flat, lengths)
             if file.tokenizer.encode is None
             else (0, None)
         )
@@ -165,6 +166,12 @@ class _Tokenizing:
             if stops is not None:
                 stops = np.column_stack([stops, lengths])
         return flat, lengths, stops, checked, mismatch
+
+    def _verdicts(self, file: FilePlan) -> dict[int, bytes]:
+        """``file.parity_first`` as a dict by line, made once per process."""
+        if file.index not in self._first_batch:
+            self._first_batch[file.index] = dict(file.parity_first or ())
+        return self._first_batch[file.index]
 
     def _encode(
         self, encoder: Encoder, file: FilePlan, parsed: ParsedLines, utf8: list[bytes]
@@ -394,34 +401,43 @@ def _empty_fields(fields: tuple[str, ...], values: list[tuple[str, ...]]) -> lis
 
 def _parity(
     encoder: Encoder,
-    build_batch: int,
+    file: FilePlan,
+    verdicts: dict[int, bytes],
     parsed: ParsedLines,
     utf8: list[bytes],
     flat: np.ndarray,
     lengths: np.ndarray,
-    file: str,
 ) -> tuple[int, tuple[int, TokenizerParityError] | None]:
     """The parity guard during the build (tokenizer/parity.py): ``(rows checked, (position of
-    the first row whose ids differ, its error) or None)``."""
+    the first row whose ids differ, its error) or None)``.
+
+    A first-batch row whose text and ids match what the reference gave at validation
+    (``verdicts``) is checked; only the other sampled rows are re-encoded here.
+    """
     if not isinstance(encoder, FastEncoder):
         return 0, None
-    rows = parity.build_rows(parsed.line_numbers[: len(utf8)], build_batch).tolist()
+    lines = parsed.line_numbers[: len(utf8)]
+    rows = parity.build_rows(lines, file.build_batch, file.parity_first is not None).tolist()
+    done = parity.settled(verdicts, rows, lines, utf8, flat, lengths) if verdicts else []
+    again = [row for row, settled in itertools.zip_longest(rows, done) if not settled]
+    if not again:
+        return len(rows), None
     ends = np.cumsum(lengths)
     sampled = (
-        np.concatenate([flat[ends[r] - lengths[r] : ends[r]] for r in rows]) if rows else flat[:0],
-        lengths[rows],
+        np.concatenate([flat[ends[r] - lengths[r] : ends[r]] for r in again]),
+        lengths[again],
     )
     error = parity.check(
         encoder,
-        [parsed.texts[r] for r in rows],
-        [utf8[r] for r in rows],
+        [parsed.texts[r] for r in again],
+        [utf8[r] for r in again],
         sampled,
-        [(file, parsed.line_numbers[r]) for r in rows],
+        [(file.path, lines[r]) for r in again],
         "build",
     )
     if error is None:
         return len(rows), None
-    return len(rows), (parsed.line_numbers.index(error.line), error)
+    return len(rows), (lines.index(error.line), error)
 
 
 def _unk_parts(
@@ -447,11 +463,7 @@ def _unk_parts(
     positions = (hits - (ends - lengths)[samples]).tolist()
     # Python lists from here: slicing them is far cheaper than np.split for many small pieces.
     cuts = [0, *(np.flatnonzero(np.diff(samples)) + 1).tolist(), len(positions)]
-    samples = samples.tolist()
-    parts = []
-    for start, stop in itertools.pairwise(cuts):
-        sample = samples[start]
-        parts.append(
-            (sample, unk_part(hexes[sample], source, lines[sample], positions[start:stop]))
-        )
-    return parts, len(positions)
+    which = samples[cuts[:-1]].tolist()
+    found = [positions[start:stop] for start, stop in itertools.pairwise(cuts)]
+    parts = unk_parts([hexes[s] for s in which], source, [lines[s] for s in which], found)
+    return list(zip(which, parts, strict=True)), len(positions)

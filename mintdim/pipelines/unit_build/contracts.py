@@ -186,7 +186,7 @@ class TokenizerInfo:
     reference_version: str = ""
     """The reference library and its version (the parity guard's judge with the fast engine)."""
     parity_texts: int = 0
-    """Texts the parity guard compared at validation (the parity corpus and first batches)."""
+    """Texts the parity guard compared at validation (the parity corpus and the first batch)."""
 
     @property
     def dtype(self) -> np.dtype:
@@ -218,6 +218,10 @@ class FilePlan:
     """The longest line read: a longer one is ``LineTooLongError``."""
     output_index: int | None
     """Index into ``BuildPlan.outputs`` of the directory this file writes to (None in a scan)."""
+    parity_first: tuple[tuple[int, bytes], ...] | None = None
+    """With the fast engine, in the first file it reads: ``(line, parity.row_digests entry)`` of
+    each sample of the first batch, as the reference library encoded it at validation. None in
+    every other file."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,6 +296,9 @@ class RunOptions:
     """Continue an unfinished build in the output directories, reusing its intact fragments."""
     piece_bytes: int | None = None
     """Input bytes per piece (pieces.py); None: from the input's size, or the resumed build's."""
+    resumable: bool = True
+    """Stage each piece's fragment (resume possible; disk: about 2x the output at the peak), or
+    stream batches straight from the workers to the output (local only; disk: 1x, no resume)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,18 +14,24 @@ under the same name. A piece that fails on bad data does not fail its task: the 
 its fragment, so the driver meets it at the same sample as a local build. Anything else a task
 raises fails the build; an actor lost more often than Ray may restart it is a ``WorkerError``.
 
+The executor runs any picklable callable on any items: a build's ``PieceEncoder`` on pieces, or
+a scan's ``batch.BatchCounter`` on raw batches (whose lines then travel through Ray's object
+store). A run that finishes logs one line per node of the cluster that ran actors: its node id
+(as ``ray status`` shows it), its address, its actors and the tasks (pieces or batches) they ran.
+
 Ray is an optional extra (``pip install ".[ray]"``): it is imported when a build asks for it.
 """
 
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from mintdim.pipelines.unit_build.output.staging import Fragment, Piece
-from mintdim.shared.errors import MintDimError, RayMissingError, WorkerError
-from mintdim.shared.log import get_logger
+from mintdim.shared.errors import MintDimError, RayConnectionError, RayMissingError, WorkerError
+from mintdim.shared.lang import Bilingual
+from mintdim.shared.log import get_logger, show
 
 __all__ = ["check_ray_installed", "encode_on_ray"]
 
@@ -37,6 +43,12 @@ _IN_FLIGHT_PER_ACTOR = 2
 """Pieces submitted per actor ahead of the assembly: one running, one ready to start."""
 
 _log = get_logger("unit_build")
+
+# The key=value fields are the same in both languages: scripts grep them.
+NODE_WORK = Bilingual(
+    en="[unit-build] ray node={node} address={address} actors={actors} tasks={tasks}",
+    vi="[unit-build] ray node={node} address={address} actors={actors} tasks={tasks}",
+)
 
 
 def check_ray_installed() -> None:
@@ -53,9 +65,10 @@ def _ray() -> Any:
 
 
 def encode_on_ray(
-    encoder: Any, pieces: Iterable[Piece], workers: int | None, address: str | None
-) -> Iterator[Fragment]:
-    """Run ``encoder`` (a ``PieceEncoder``) on every piece with Ray actors; fragments in order.
+    encoder: Any, pieces: Iterable[Any], workers: int | None, address: str | None
+) -> Iterator[Any]:
+    """Run ``encoder`` (a ``PieceEncoder``, a ``BatchCounter``) on every item with Ray actors;
+    results in input order.
 
     Joins the Ray session of this process if there is one, else ``ray.init(address)`` (and
     shuts down what it started). ``workers``: actors, one CPU each (a share of one when there
@@ -66,7 +79,7 @@ def encode_on_ray(
 
     started = not ray.is_initialized()
     if started:
-        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+        _join(ray, address)
     actors: list[Any] = []
     try:
         cpus = ray.cluster_resources().get("CPU", 1)
@@ -91,6 +104,7 @@ def encode_on_ray(
                 in_flight -= 1
         while pool.has_next():
             yield _next(ray, pool)
+        _log_nodes(ray.get([actor.where.remote() for actor in actors]))
     finally:
         for actor in actors:
             ray.kill(actor, no_restart=True)
@@ -98,7 +112,21 @@ def encode_on_ray(
             ray.shutdown()
 
 
-def _next(ray: Any, pool: Any) -> Fragment:
+def _join(ray: Any, address: str | None) -> None:
+    """``ray.init(address)``; a cluster that cannot be joined is ``RayConnectionError``."""
+    refused: tuple[type[BaseException], ...] = (ConnectionError,)
+    # Token authentication exists in recent Ray only.
+    refused += tuple(filter(None, [getattr(ray.exceptions, "AuthenticationError", None)]))
+    try:
+        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+    except refused as err:
+        raise RayConnectionError(
+            address=address or "(RAY_ADDRESS, or a new local cluster)",
+            detail=f"{type(err).__name__}: {err}",
+        ) from None
+
+
+def _next(ray: Any, pool: Any) -> Any:
     try:
         return pool.get_next()
     except ray.exceptions.RayTaskError as err:
@@ -112,6 +140,24 @@ def _next(ray: Any, pool: Any) -> Fragment:
         ) from None
 
 
+def _log_nodes(reports: list[tuple[str, str, int]]) -> None:
+    """One line per node: its actors and the tasks they ran (since each actor's last start)."""
+    actors = Counter(node for node, _, _ in reports)
+    tasks: Counter[str] = Counter()
+    for node, _, count in reports:
+        tasks[node] += count
+    addresses = {node: address for node, address, _ in reports}
+    for node in actors:
+        show(
+            _log,
+            NODE_WORK,
+            node=node,
+            address=addresses[node],
+            actors=actors[node],
+            tasks=tasks[node],
+        )
+
+
 class _PieceActor:
     """One Ray actor: a ``PieceEncoder`` kept for every piece it is given."""
 
@@ -119,10 +165,19 @@ class _PieceActor:
         # One actor per CPU: the tokenizer's own thread pool would only fight the other actors.
         os.environ["TOKENIZERS_PARALLELISM"] = "false"
         self._encoder = encoder
+        self._tasks = 0
 
-    def encode(self, piece: Piece) -> Fragment:
-        """Encode (or reuse) one piece's fragment."""
-        return self._encoder(piece)
+    def encode(self, item: Any) -> Any:
+        """Run the work on one item: encode (or reuse) a piece's fragment, or count a batch."""
+        result = self._encoder(item)
+        self._tasks += 1
+        return result
+
+    def where(self) -> tuple[str, str, int]:
+        """This actor's node id and address, and the tasks it ran since it started."""
+        import ray
+
+        return ray.get_runtime_context().get_node_id(), ray.util.get_node_ip_address(), self._tasks
 
     def pid(self) -> int:
         """The actor's process id (tests kill it to prove a lost actor is retried)."""

@@ -11,10 +11,13 @@
                                         parse_lines -> Template.render -> sha256 -> tokenizer
                                         encode_batch -> units/planner (assign, pad)
         output/staging.write            -> the piece's fragment in <dir>/staging/
-    _assemble (in piece order)      each fragment's batches -> output/dir.OutputDirectory: units/
-                                      shard_writer shards, sample/unk indexes, digests, stats
-    OutputDirectory.finish          duplicate_index, EMPTY_UNIT.md, stats, histogram, staging
-                                      removed, manifest last
+      (resumable=False: no pieces, no fragments: source/jsonl.read_raw_batches over each
+       whole file -> batch.BatchEncoder on the local workers, batches straight back in order)
+    assembly (in input order)       each batch (read back from its fragment) -> output/dir.
+                                      OutputDirectory: units/shard_writer shards, sample/unk
+                                      indexes, digests, stats
+    OutputDirectory.finish          duplicate_index, EMPTY_UNIT.md, stats, histogram, manifest
+    output/staging.remove           last, once every output's manifest is written
     progress.Progress               a stderr bar over input bytes (a terminal, or when asked)
 
 Whatever the executor, worker count, piece size or retried task, the same samples reach the
@@ -22,7 +25,8 @@ same assembly in the same order: the output is byte-identical. A scan (``run_sca
 batches with ``batch.BatchCounter``, which stops after the tokenizer and keeps each sample's
 count and line: no output directory, nothing written. A build that meets an overlong sample
 finishes counting the rest the same way (``_every_overflow``), so its one ``UnitOverflowError``
-names every such sample.
+names every such sample. Both count by the run's executor (``_encode``): under Ray on Ray, so
+no process pool is ever forked beside Ray's threads.
 
 Validation (``validate.py``) has already run: nothing here re-checks configuration.
 """
@@ -31,16 +35,17 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import closing
 from dataclasses import replace
 
 import numpy as np
 
-from mintdim.pipelines.unit_build.batch import BatchCounter, EncodedBatch
+from mintdim.pipelines.unit_build.batch import BatchCounter, BatchEncoder, EncodedBatch
 from mintdim.pipelines.unit_build.contracts import (
     BuildPlan,
     BuildResult,
+    FilePlan,
     OutputResult,
     RunOptions,
     ScanResult,
@@ -48,7 +53,7 @@ from mintdim.pipelines.unit_build.contracts import (
     token_dtype_for,
 )
 from mintdim.pipelines.unit_build.output.dir import OutputDirectory
-from mintdim.pipelines.unit_build.output.staging import Fragment, Piece, job_record
+from mintdim.pipelines.unit_build.output.staging import Piece, Staging, job_record
 from mintdim.pipelines.unit_build.pieces import PieceEncoder, cut_pieces, default_piece_bytes
 from mintdim.pipelines.unit_build.progress import Progress
 from mintdim.pipelines.unit_build.source.jsonl import (
@@ -61,7 +66,7 @@ from mintdim.pipelines.unit_build.tokenizer import Encoder
 from mintdim.pipelines.unit_build.units.auto import planned_build, unit_plans
 from mintdim.pipelines.unit_build.units.optimal import UnitPlan
 from mintdim.pipelines.unit_build.units.overflow import OverflowTally
-from mintdim.pipelines.unit_build.workers import encode_in_order
+from mintdim.pipelines.unit_build.workers import Item, Result, encode_in_order
 from mintdim.shared.errors import MintDimError, UnitOverflowError
 from mintdim.shared.signals import StopSignal, stop_signals_ignored
 
@@ -82,7 +87,7 @@ def run_build(
     """
     plans: list[UnitPlan | None] = [None] * len(plan.outputs)
     if plan.auto is not None:
-        scan = run_scan(plan, encoders, _local_workers(options), progress, stop)
+        scan = _scan(plan, encoders, options, progress, stop)
         plans = unit_plans(plan, scan)
         plan = planned_build(plan, scan, plans)
     bar = _progress_bar(plan, progress)
@@ -119,58 +124,85 @@ def _build(
 ) -> tuple[OutputResult, ...]:
     piece_bytes = _piece_bytes(plan, options, outputs)
     for output, size in zip(outputs, piece_bytes, strict=True):
-        output.create(job_record(output.plan, output.files, size), options.resume)
+        job = job_record(output.plan, output.files, size) if options.resumable else None
+        output.create(job, options.resume)
+    # A resumed output already complete (stopped before its fragments were removed) gets no work.
+    finished = [output.complete for output in outputs]
+    files = [file for file in plan.files if not finished[file.output_index]]
     fingerprints: dict[int, InputFingerprint] = {}
-    pieces = _all_pieces(plan, piece_bytes, fingerprints)
     failed = None
     # closing(): on any error the workers stop now, not when the traceback is collected.
-    with closing(_encode(PieceEncoder(plan, encoders), pieces, options)) as fragments:
-        for fragment in fragments:
-            output = outputs[plan.files[fragment.piece.file_index].output_index]
-            failed = _assemble(output, fragment.piece, bar)
-            if failed is not None:
+    batches = _encoded_batches(plan, encoders, options, files, piece_bytes, fingerprints)
+    with closing(batches):
+        for batch in batches:
+            outputs[plan.files[batch.file_index].output_index].write(batch)
+            bar.advance(batch.input_bytes, batch.sample_count, int(batch.token_counts.sum()))
+            if batch.error is not None:
+                failed = batch
                 break
     if failed is None:
         bar.complete()
         # A file changed under the build may have given samples of two versions (or of
         # neither): no manifest may vouch for that.
-        for file in plan.files:
+        for file in files:
             check_unchanged(file, fingerprints[file.index])
-        return tuple(OutputResult(o.plan.path, o.finish(fingerprints)) for o in outputs)
+        results = tuple(
+            OutputResult(o.plan.path, o.finished_stats() if done else o.finish(fingerprints))
+            for o, done in zip(outputs, finished, strict=True)
+        )
+        # Only now: a crash before this line leaves complete builds beside their fragments.
+        for output in outputs:
+            output.staging.remove()
+        return results
     if isinstance(failed.error, UnitOverflowError):
         # One error for every overlong sample, not one build per sample: count the rest.
-        workers = _local_workers(options)
-        raise _every_overflow(plan, encoders, workers, failed.file_index, failed.error, bar)
+        raise _every_overflow(plan, encoders, options, failed.file_index, failed.error, bar)
     raise failed.error
 
 
 def _encode(
-    encoder: PieceEncoder, pieces: Iterable[Piece], options: RunOptions
-) -> Iterator[Fragment]:
-    """Every piece's fragment, in piece order, from the executor the run asked for."""
+    work: Callable[[Item], Result], items: Iterable[Item], options: RunOptions
+) -> Iterator[Result]:
+    """``work`` on every item (pieces to encode, batches to count), results in input order, by
+    the executor the run asked for.
+
+    Under Ray, counting (a scan, the rest of an overflow) runs on Ray too: a process pool forked
+    from a driver where Ray's threads run (or ran) could inherit a lock one of them held.
+    """
     if options.executor == "ray":
         from mintdim.pipelines.unit_build.ray_executor import encode_on_ray  # an optional extra
 
-        return encode_on_ray(encoder, pieces, options.workers, options.ray_address)
-    return encode_in_order(encoder, pieces, _local_workers(options))
+        return encode_on_ray(work, items, options.workers, options.ray_address)
+    return encode_in_order(work, items, _local_workers(options))
 
 
-def _assemble(output: OutputDirectory, piece: Piece, bar: Progress) -> EncodedBatch | None:
-    """Copy one fragment's batches into its output directory; return the batch that failed.
+def _encoded_batches(
+    plan: BuildPlan,
+    encoders: dict[TokenizerSpec, Encoder],
+    options: RunOptions,
+    files: list[FilePlan],
+    piece_bytes: list[int],
+    fingerprints: dict[int, InputFingerprint],
+) -> Iterator[EncodedBatch]:
+    """Every encoded batch of ``files`` in input order, for assembly.
 
+    Resumable: each piece's fragment is written to its output's staging area by the executor,
+    then read back here. Otherwise the workers' batches come straight from the executor.
     A sample the tokenizer refused raises its error here, in input order, like a failed batch.
     """
-    for batch in output.staging.read(piece):
-        output.write(batch)
-        bar.advance(batch.input_bytes, batch.sample_count, int(batch.token_counts.sum()))
-        if batch.error is not None:
-            return batch
-    return None
+    if not options.resumable:
+        yield from _encode(BatchEncoder(plan, encoders), _all_batches(files, fingerprints), options)
+        return
+    pieces = _all_pieces(files, piece_bytes, fingerprints)
+    with closing(_encode(PieceEncoder(plan, encoders), pieces, options)) as fragments:
+        for fragment in fragments:
+            file = plan.files[fragment.piece.file_index]
+            yield from Staging(plan.outputs[file.output_index].abs_path).read(fragment.piece)
 
 
 def _local_workers(options: RunOptions) -> int:
-    """Processes on this machine: the run's workers, or every core when Ray does the build."""
-    if options.executor == "local" and options.workers:
+    """Processes on this machine: the run's workers, or every core."""
+    if options.workers:
         return options.workers
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
@@ -189,7 +221,7 @@ def _piece_bytes(plan: BuildPlan, options: RunOptions, outputs: list[OutputDirec
 def _every_overflow(
     plan: BuildPlan,
     encoders: dict[TokenizerSpec, Encoder],
-    workers: int,
+    options: RunOptions,
     file_index: int,
     first: UnitOverflowError,
     bar: Progress,
@@ -202,7 +234,7 @@ def _every_overflow(
     found = OverflowTally()
     stopped: MintDimError | None = None
     rest = _batches_from(plan, file_index, first.line)
-    with closing(encode_in_order(BatchCounter(plan, encoders), rest, workers)) as counted:
+    with closing(_encode(BatchCounter(plan, encoders), rest, options)) as counted:
         for batch in counted:
             file = plan.files[batch.file_index]
             lines = np.asarray(batch.line_numbers, np.int64)
@@ -237,13 +269,24 @@ def run_scan(
 
     A stop leaves as ``BuildInterruptedError`` naming the signal, as in a build.
     """
+    return _scan(plan, encoders, RunOptions(workers), progress, stop)
+
+
+def _scan(
+    plan: BuildPlan,
+    encoders: dict[TokenizerSpec, Encoder],
+    options: RunOptions,
+    progress: bool | None,
+    stop: StopSignal,
+) -> ScanResult:
+    """``run_scan`` by the executor of ``options`` (``units="auto"`` under Ray: on Ray)."""
     counts: list[list[np.ndarray]] = [[] for _ in plan.files]
     lines: list[list[np.ndarray]] = [[] for _ in plan.files]
     bar = _progress_bar(plan, progress)
     counter = BatchCounter(plan, encoders)
     try:
-        batches = _all_batches(plan, {})
-        with closing(encode_in_order(counter, batches, workers)) as counted:
+        batches = _all_batches(list(plan.files), {})
+        with closing(_encode(counter, batches, options)) as counted:
             for batch in counted:
                 counts[batch.file_index].append(batch.token_counts)
                 lines[batch.file_index].append(np.asarray(batch.line_numbers, np.int64))
@@ -273,18 +316,20 @@ def _joined(parts: list[np.ndarray]) -> np.ndarray:
 
 
 def _all_pieces(
-    plan: BuildPlan, piece_bytes: list[int], fingerprints: dict[int, InputFingerprint]
+    files: list[FilePlan], piece_bytes: list[int], fingerprints: dict[int, InputFingerprint]
 ) -> Iterator[Piece]:
     """Every file's pieces in order; each file's fingerprint lands in ``fingerprints``."""
     # One stream across files keeps every worker busy at file boundaries.
-    for file in plan.files:
+    for file in files:
         fingerprints[file.index] = yield from cut_pieces(file, piece_bytes[file.output_index])
 
 
-def _all_batches(plan: BuildPlan, fingerprints: dict[int, InputFingerprint]) -> Iterator[RawBatch]:
+def _all_batches(
+    files: list[FilePlan], fingerprints: dict[int, InputFingerprint]
+) -> Iterator[RawBatch]:
     """Every file's batches in order; each file's fingerprint lands in ``fingerprints``."""
     # One stream across files keeps every worker busy at file boundaries.
-    for file in plan.files:
+    for file in files:
         fingerprints[file.index] = yield from read_raw_batches(file)
 
 

@@ -9,6 +9,7 @@ A scan (``validate_scan``) checks only what it reads: source, tokenizer and buil
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from mintdim.pipelines.unit_build.config import UnitBuildConfig
 from mintdim.pipelines.unit_build.contracts import (
@@ -72,9 +73,11 @@ def validate(
     file_plans, encoders, fallbacks = _file_plans(
         config, files, absolute, schemas, tokenizers, units, lambda i: output_of[i]
     )
+    compared = {}
+    for spec, encoder in encoders.items():
+        compared[spec], file_plans = _parity(encoder, file_plans)
     infos = {
-        spec: _info(encoder, fallbacks[spec], _parity(encoder, file_plans))
-        for spec, encoder in encoders.items()
+        spec: _info(encoder, fallbacks[spec], compared[spec]) for spec, encoder in encoders.items()
     }
     outputs = tuple(
         OutputPlan(
@@ -111,7 +114,8 @@ def validate_scan(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpe
         config, files, absolute, schemas, tokenizers, [((), b) for b in batches], lambda i: None
     )
     for encoder in encoders.values():
-        _parity(encoder, file_plans)  # a fast engine must match the reference before a scan too
+        # A fast engine must match the reference before a scan too.
+        _, file_plans = _parity(encoder, file_plans)
     return BuildPlan(files=file_plans, outputs=()), encoders
 
 
@@ -215,23 +219,28 @@ def _span_width(spec: TokenizerSpec, files: list[FilePlan]) -> int:
     return max(len(f.template.segments()) for f in files) + int(spec.append_eos)
 
 
-def _parity(encoder: Encoder, files: tuple[FilePlan, ...]) -> int:
+def _parity(encoder: Encoder, files: tuple[FilePlan, ...]) -> tuple[int, tuple[FilePlan, ...]]:
     """The parity guard at validation (tokenizer/parity.py): the parity corpus, then the first
-    batch of every file this fast encoder reads. Returns the number of texts compared."""
-    if not isinstance(encoder, FastEncoder):
-        return 0
+    batch of the first file this fast encoder reads. Returns the number of texts compared, and
+    the files with that first batch's reference digests on the first file (``parity_first``)."""
+    first = next((f for f in files if f.tokenizer == encoder.spec), None)
+    if not isinstance(encoder, FastEncoder) or first is None:
+        return 0, files
     where, texts = [], []
     for file, line, text in parity.corpus():
         where.append((file, line))
         texts.append(text)
     stages = ["parity_corpus"] * len(texts)
-    for plan in files:
-        if plan.tokenizer == encoder.spec:
-            first = parse_lines(next(read_raw_batches(plan), RawBatch(plan.index, 1, b"")), plan)
-            where += [(plan.path, line) for line in first.line_numbers]
-            texts += first.texts
-            stages += ["first_batch"] * len(first.texts)
-    error = parity.check(encoder, texts, [t.encode("utf-8") for t in texts], None, where, stages)
+    batch = parse_lines(next(read_raw_batches(first), RawBatch(first.index, 1, b"")), first)
+    where += [(first.path, line) for line in batch.line_numbers]
+    texts += batch.texts
+    stages += ["first_batch"] * len(batch.texts)
+    utf8 = [text.encode("utf-8") for text in texts]
+    flat, lengths = encoder.encode_batch(texts, utf8)
+    error = parity.check(encoder, texts, utf8, (flat, lengths), where, stages)
     if error is not None:
         raise error
-    return len(texts)
+    # Equal to the reference's ids: the build compares the first batch with these digests.
+    digests = parity.row_digests(utf8, flat, lengths)[len(texts) - len(batch.texts) :]
+    verdicts = tuple(zip(batch.line_numbers, digests, strict=True))
+    return len(texts), tuple(replace(f, parity_first=verdicts) if f is first else f for f in files)

@@ -15,7 +15,10 @@ alignment). This happens here, in input order, so the units never depend on batc
 A build that fails after it began writing leaves ``UNIT_BUILD_FAILED.md`` (the error in English
 and Vietnamese) in every unit directory and no manifest, so nothing half-written looks complete;
 its staging area stays, for ``resume=True``.
-A build that succeeds writes everything to disk (fsync) before the manifest, the commit point.
+A build that succeeds writes everything to disk (fsync) before the manifest, the commit point,
+and its staging area is removed only after that (``runtime``): a crash in between leaves a
+complete build beside its fragments, never neither. ``resume=True`` then finds the build
+complete (``create``), reads its stats back and removes the fragments.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import numpy as np
+import orjson
 
 from mintdim.pipelines.unit_build.batch import EXTEND, EncodedBatch
 from mintdim.pipelines.unit_build.contracts import FilePlan, OutputPlan
@@ -92,23 +96,33 @@ class OutputDirectory:
         self._parity_rows = 0
         self.complete = False
         """True once the manifest is written: a finished build that nothing may mark failed."""
+        self._begun = False
+        """True once ``create`` began writing: before that, a failure has nothing here to mark."""
         self.staging = Staging(self.path)
 
-    def create(self, job: dict[str, object], resume: bool = False) -> None:
+    def create(self, job: dict[str, object] | None, resume: bool = False) -> None:
         """Create the directory (validated absent or empty), its staging area for ``job``
-        (``Staging.job``), its unit folders and index files.
+        (``Staging.begin``; None: a build that stages nothing), its unit folders and index files.
 
         ``resume``: when the directory holds an unfinished build of the same job, keep its
         staging area and start everything else afresh (its other files came from the interrupted
-        assembly, which runs again from the fragments).
+        assembly, which runs again from the fragments). When it holds a finished build of the
+        same job whose fragments were not removed yet, the build is ``complete``: nothing more.
         """
         try:
             if resume and self.staging.staged_job() is not None:
+                # Set first: a finished build refused for another job must stay unmarked.
+                self.complete = (self.path / manifest.FILENAME).is_file()
                 self.staging.begin(job, resume=True)
+                if self.complete:
+                    return
+                self._begun = True
                 self._clear_all_but_staging()
             else:
+                self._begun = True
                 self._claim()
-                self.staging.begin(job, resume=False)
+                if job is not None:
+                    self.staging.begin(job, resume=False)
             for size in self.plan.sizes:
                 self._add_unit(size)
             self._samples = SampleIndexWriter(self.path)
@@ -273,8 +287,6 @@ class OutputDirectory:
         )
         durable.write_json_atomic(self.path / stats.FILENAME, content)
         durable.write_json_atomic(self.path / histogram.FILENAME, content["unit_distribution"])
-        # The fragments are copied into the files above; none stays in a finished build.
-        self.staging.remove()
         for writer in self._units:
             (writer.unit_path / _MARKER_ROOM).unlink()
         # The manifest vouches for every file here: after a crash (power loss, kernel panic) it
@@ -295,6 +307,10 @@ class OutputDirectory:
         )
         return content
 
+    def finished_stats(self) -> dict[str, object]:
+        """The stats of a build found ``complete`` by ``create``, as its stats.json holds them."""
+        return orjson.loads((self.path / stats.FILENAME).read_bytes())
+
     def _extended_sizes(self) -> list[int]:
         return sorted(w.unit_size for w in self._units[len(self.plan.sizes) :])
 
@@ -311,11 +327,12 @@ class OutputDirectory:
     def fail(self, error: BaseException) -> None:
         """Mark every unit directory written so far as failed; never writes a manifest.
 
-        A finished directory (``complete``) is left as it is. Closing a file may fail again
+        A finished directory (``complete``), or one this run had not begun to write, is left
+        as it is. Closing a file may fail again
         (its buffer cannot reach a full disk): that data belonged to the failed build anyway,
         and no such failure may keep a unit directory from getting its marker.
         """
-        if self.complete:
+        if self.complete or not self._begun:
             return
         for writer in [*self._units, *self._indexes]:
             with suppress(OSError):
@@ -343,12 +360,14 @@ FAILED_TEXT = Bilingual(
     en="# Unit build failed\n\n"
     "This directory is not a finished build: it has no manifest.json and its shards are\n"
     "incomplete. Fix the error below, then run the same build again with resume=True (runner:\n"
-    "resume=true) to reuse the pieces already encoded, or build into a new, empty directory.\n\n"
+    "resume=true) to reuse the pieces already encoded (a build run with resumable=False staged\n"
+    "none), or build into a new, empty directory.\n\n"
     "```text\n{message}\n```",
     vi="# Build unit thất bại\n\n"
     "Thư mục này không phải là một lần build hoàn chỉnh: không có manifest.json và các shard\n"
     "chưa đầy đủ. Hãy sửa lỗi dưới đây, rồi chạy lại đúng lần build này với resume=True\n"
-    "(runner: resume=true) để dùng lại các piece đã encode, hoặc build vào một thư mục mới, rỗng.\n\n"
+    "(runner: resume=true) để dùng lại các piece đã encode (lần build chạy với resumable=False\n"
+    "không lưu piece nào), hoặc build vào một thư mục mới, rỗng.\n\n"
     "```text\n{message}\n```",
 )
 

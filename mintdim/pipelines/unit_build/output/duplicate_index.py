@@ -5,9 +5,10 @@ Line form (compact JSON; samples in sample_id order; lines ordered by their firs
     {"hash":"<sha256 hex>","count":3,"samples":[{"sample_id":12031,
      "source_file":"./data/alpaca.jsonl","source_line":991}, ...]}
 
-Memory: the tracker keeps only each sample's 32-byte digest. Finding groups sorts an 8-byte
-prefix view; the source location of the few duplicated samples is read back from
-``sample_index.jsonl`` (line k holds sample k), so no per-sample location is held in memory.
+Memory: the tracker keeps only each sample's 32-byte digest. Finding groups sorts a copy of
+their 8-byte prefixes (8 more bytes per sample, for a moment); the source location of the few
+duplicated samples is read back from ``sample_index.jsonl`` (line k holds sample k), so no
+per-sample location is held in memory.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ __all__ = ["FILENAME", "DuplicateTracker", "group_line", "groups"]
 
 FILENAME = "duplicate_index.jsonl"
 _DIGEST = 32
+_CHUNK = 1 << 16
+"""Prefixes looked up at a time when finding groups: bounds the lookup's scratch memory."""
 
 
 class DuplicateTracker:
@@ -60,18 +63,25 @@ def groups(keys: np.ndarray) -> list[list[int]]:
     """Sample ids of each group of two or more equal keys, groups ordered by their first id.
 
     ``keys``: one row per sample id, 8 or more bytes wide (a digest, or a digest in hex).
-    Sorting an 8-byte prefix view finds the candidates; their whole keys decide.
     """
     count = keys.shape[0]
     if count < 2:
         return []
     prefixes = np.ndarray((count,), dtype="<u8", buffer=keys, strides=(keys.shape[1],))
-    order = np.argsort(prefixes, kind="stable")
-    ordered = prefixes[order]
-    same = ordered[1:] == ordered[:-1]
-    candidates = order[np.r_[same, False] | np.r_[False, same]]
+    # Memory beside the keys: one sorted copy of the 8-byte prefixes (no per-sample index
+    # array), then the prefixes seen twice or more, looked up chunk by chunk.
+    ordered = prefixes.copy()
+    ordered.sort()
+    repeated = ordered[1:] == ordered[:-1]
+    shared = np.unique(ordered[1:][repeated])
+    del ordered, repeated
+    candidates: list[int] = []
+    for start in range(0, count if shared.size else 0, _CHUNK):
+        chunk = prefixes[start : start + _CHUNK]
+        found = shared[np.minimum(np.searchsorted(shared, chunk), shared.size - 1)] == chunk
+        candidates += (np.flatnonzero(found) + start).tolist()
     by_key: dict[bytes, list[int]] = {}
-    for sample_id in np.sort(candidates).tolist():
+    for sample_id in candidates:  # the whole keys decide
         by_key.setdefault(keys[sample_id].tobytes(), []).append(sample_id)
     return sorted((ids for ids in by_key.values() if len(ids) > 1), key=lambda ids: ids[0])
 

@@ -166,8 +166,8 @@ def _engine(output: OutputPlan, parity_rows: int) -> dict:
             "reference_library": info.reference_version,
             "texts_checked_at_validation": info.parity_texts,
             "rows_checked_during_build": parity_rows,
-            "rows_sampled": "every row of each file's first batch, then rows 0, 64, 128, ... "
-            "of every batch",
+            "rows_sampled": "every row of the first file's first batch, then rows 0, 64, "
+            "128, ... of every batch",
         },
     }
 

@@ -22,7 +22,10 @@ check and its piece is encoded again.
 ``job.json`` holds the plan of the output directory (its files, templates, tokenizer and its
 SHA-256, unit sizes, shard size), ``piece_bytes`` and the MintDim version. Resuming checks it
 against the new run's, so fragments are never mixed into a build they were not made for. The
-whole area is removed once the build's files are complete, just before the manifest is written.
+whole area is removed once the build is complete: after the manifest of every output directory
+of the build is written, so no crash can leave a build with neither its fragments nor its
+manifest. A crash in between leaves a complete build with this area still in it, which
+``mintdim verify`` reports and a run with ``resume=True`` removes.
 """
 
 from __future__ import annotations

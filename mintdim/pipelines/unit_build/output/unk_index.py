@@ -16,28 +16,33 @@ from typing import TextIO
 
 import orjson
 
-__all__ = ["FILENAME", "UnkIndexWriter", "unk_line", "unk_part"]
+__all__ = ["FILENAME", "UnkIndexWriter", "unk_line", "unk_parts"]
 
 FILENAME = "unk_index.jsonl"
 
 
-def unk_part(digest_hex: str, source: str, line: int, positions: list[int]) -> str:
-    """A sample's line after ``"sample_id":N,`` and before its closing brace: everything a worker
-    knows. ``source`` is the source file already as a JSON string."""
-    # orjson writes an int list ten times faster than joining str() of each.
-    return (
-        f'"hash":"{digest_hex}","source_file":{source},"source_line":{line},'
-        f'"unk_count":{len(positions)},"unk_positions":{orjson.dumps(positions).decode()}'
-    )
+def unk_parts(
+    digest_hexes: list[str], source: str, lines: list[int], positions: list[list[int]]
+) -> list[str]:
+    """Per sample with UNK, its line after ``"sample_id":N,`` and before its closing brace:
+    everything a worker knows. ``source`` is the source file already as a JSON string;
+    ``positions[i]`` (never empty) the UNK positions of sample i."""
+    # One orjson call writes every sample's list: they hold ints only, so "],[" separates them.
+    listed = orjson.dumps(positions).decode()[2:-2].split("],[") if positions else []
+    return [
+        f'"hash":"{digest}","source_file":{source},"source_line":{line},'
+        f'"unk_count":{len(found)},"unk_positions":[{text}]'
+        for digest, line, found, text in zip(digest_hexes, lines, positions, listed, strict=True)
+    ]
 
 
 def unk_line(sample_id: int, part: str) -> str:
-    """A sample's whole line: its id around the part from :func:`unk_part`."""
+    """A sample's whole line: its id around its :func:`unk_parts` entry."""
     return f'{{"sample_id":{sample_id},{part}}}\n'
 
 
 class UnkIndexWriter:
-    """Appends UNK lines: the sample id around the part from :func:`unk_part`."""
+    """Appends UNK lines: the sample id around the part from :func:`unk_parts`."""
 
     def __init__(self, directory: Path) -> None:
         self._handle: TextIO = open(directory / FILENAME, "x", encoding="utf-8", newline="\n")  # noqa: SIM115
@@ -45,9 +50,9 @@ class UnkIndexWriter:
 
     def write(self, first_id: int, parts: list[tuple[int, str]]) -> None:
         """Write the UNK lines of a batch whose first sample has id ``first_id``; ``parts`` holds
-        (sample position in the batch, :func:`unk_part`)."""
+        (sample position in the batch, its :func:`unk_parts` entry)."""
         self.samples += len(parts)
-        self._handle.write("".join(unk_line(first_id + offset, part) for offset, part in parts))
+        self._handle.write("".join([unk_line(first_id + offset, part) for offset, part in parts]))
 
     def close(self) -> None:
         """Flush and close the file."""

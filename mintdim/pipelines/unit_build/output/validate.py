@@ -87,7 +87,8 @@ def check_directories_usable(paths: list[str], resume: bool = False) -> None:
     """Each directory must be empty, or absent and creatable: MintDim never overwrites.
 
     With ``resume`` a directory may also hold an unfinished build (its staging area's job record
-    and no manifest), which the build then continues. Checking creatability here means a second
+    and no manifest), which the build then continues, or a finished one whose staging area is
+    still there (stopped while removing it), which the build then only tidies. Checking creatability here means a second
     unusable directory cannot leave the first one created and half-made.
     """
     for path in paths:
@@ -105,9 +106,10 @@ def check_directories_usable(paths: list[str], resume: bool = False) -> None:
 def _check_resumable(path: str, absolute: Path, resume: bool) -> None:
     if not resume:
         raise OutputValidationError(directory=path, problem="not_empty")
-    if (absolute / manifest.FILENAME).exists():
+    staged = (absolute / staging.DIRNAME / staging.JOB).is_file()
+    if (absolute / manifest.FILENAME).exists() and not staged:
         raise OutputValidationError(directory=path, problem="finished")
-    if not (absolute / staging.DIRNAME / staging.JOB).is_file():
+    if not staged:
         raise OutputValidationError(directory=path, problem="not_resumable")
 
 

@@ -25,6 +25,7 @@ re-derives every record from the inputs (output/deep_verify.py).
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import threading
 from collections import deque
@@ -44,6 +45,7 @@ from mintdim.pipelines.unit_build.output import (
     overflow_index,
     sample_index,
     spans,
+    staging,
     stats,
     unit_index,
     unk_index,
@@ -117,6 +119,14 @@ _TEXT: dict[str, Bilingual] = {
     "unlisted": Bilingual(
         "not part of the build: the manifest does not list it",
         "không thuộc bản build: manifest không liệt kê nó",
+    ),
+    "staging": Bilingual(
+        "the build's fragments, left by a run stopped after its manifest was written: the build "
+        "is complete; the same run with resume=True (runner: resume=true) removes them, or "
+        "delete this directory",
+        "các fragment của lần build, còn lại do lần chạy bị dừng sau khi đã ghi manifest: lần "
+        "build đã hoàn tất; chạy lại đúng lần đó với resume=True (runner: resume=true) sẽ xóa "
+        "chúng, hoặc hãy xóa thư mục này",
     ),
     "padding": Bilingual(
         "record {row} (sample {sample_id}) holds id {value} at slot {slot}, after its "
@@ -1055,7 +1065,8 @@ def _check_unlisted(build: _Build, report: VerifyReport) -> None:
                 ):
                     report.add("files", relative, "marker_text")
             continue
-        report.add("files", name, "unlisted")
+        leftover = name == staging.DIRNAME and entry.is_dir()
+        report.add("files", name, "staging" if leftover else "unlisted")
 
 
 def _check_audit_files(build: _Build, report: VerifyReport) -> None:
@@ -1213,17 +1224,20 @@ def _check_unk_index(
 ) -> None:
     sources = [orjson.dumps(path).decode() for path in build.sources]
     ids = sorted(unks)
-    rows = zip(
-        ids,
-        index.hashes[ids].tolist(),
-        index.files[ids].tolist(),
-        index.lines[ids].tolist(),
-        strict=True,
+    hashes, files, lines = (
+        column[ids].tolist() for column in (index.hashes, index.files, index.lines)
     )
-    expected = [
-        unk_index.unk_line(i, unk_index.unk_part(h.decode(), sources[f], n, unks[i])).encode()
-        for i, h, f, n in rows
-    ]
+    parts: list[str] = []
+    # unk_parts takes samples of one source file: consecutive ids of one file at a time.
+    for file, group in itertools.groupby(range(len(ids)), key=files.__getitem__):
+        run = list(group)
+        parts += unk_index.unk_parts(
+            [hashes[k].decode() for k in run],
+            sources[file],
+            [lines[k] for k in run],
+            [unks[ids[k]] for k in run],
+        )
+    expected = [unk_index.unk_line(i, part).encode() for i, part in zip(ids, parts, strict=True)]
     _compare_lines(build.root, unk_index.FILENAME, expected, report, "unk_index")
 
 

@@ -189,6 +189,21 @@ def check_unchanged(plan: FilePlan, fingerprint: InputFingerprint) -> None:
 
 def parse_lines(batch: RawBatch, plan: FilePlan) -> ParsedLines:
     """Parse and render each line in order, stopping at the first line that breaks a rule."""
+    get, join = plan.template.value_functions(plan.fields)
+    loads, lines = orjson.loads, batch.lines()
+    try:
+        # Nearly every batch is samples only: two comprehensions cost a third less per line than
+        # a loop that catches each line's failure. Any blank or bad line takes the loop below.
+        values = [get(loads(raw)) for raw in lines]
+        texts = [join(sample) for sample in values]
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        return _parse_each(batch, plan)
+    numbers = list(range(batch.first_line, batch.first_line + len(lines)))
+    return ParsedLines(texts, values, numbers, 0, None)
+
+
+def _parse_each(batch: RawBatch, plan: FilePlan) -> ParsedLines:
+    """``parse_lines`` line by line: blank lines counted, the first bad line's error named."""
     texts: list[str] = []
     values: list[tuple[str, ...]] = []
     numbers: list[int] = []

@@ -6,6 +6,7 @@ A tokenizer.json may carry padding and truncation settings (all-MiniLM-L6-v2 pad
 
 from __future__ import annotations
 
+import array
 import json
 
 import numpy as np
@@ -108,14 +109,14 @@ class HFJsonEncoder:
         """All ids of ``texts`` concatenated, and each text's token count (the library reads str)."""
         encodings = self._tok.encode_batch_fast(texts, add_special_tokens=False)
         lengths = np.fromiter(map(len, encodings), dtype=np.int64, count=len(encodings))
-        # The library gives ids only as one Python list per text: gather them into one list and
-        # make one array (as fast as an array per text and a concatenate, without those arrays).
-        # uint32: tokenizer.json ids are u32, and every one of them must survive.
-        ids: list[int] = []
+        # The library gives ids only as one Python list per text. Appending each to one C array
+        # of u32 (tokenizer.json ids are u32, and every one must survive) and viewing it costs half
+        # of gathering a Python list and converting it (5% of encoding on 1-2k token samples).
+        ids = array.array("I")
         gather = ids.extend
         for encoding in encodings:
             gather(encoding.ids)
-        return np.array(ids, dtype=np.uint32), lengths
+        return np.frombuffer(ids, dtype=np.uint32), lengths
 
     def encode_batch_starts(
         self, texts: list[str], utf8: list[bytes]

@@ -6,10 +6,13 @@ Exactness is MintDim's promise, so a fast engine is trusted only as far as it is
   per line, written for MintDim and under its MIT licence: whitespace, control and invisible
   characters, combining marks, many scripts, emoji, code, and text that looks like special
   tokens) plus every text of the demo data that ships in the package, then the first batch of
-  every input file, are encoded by both engines;
-- during the build, every row of each file's first batch and rows 0, 64, 128, ... of every other
-  batch (at least one row in 64, the same rows whatever the worker count) are re-encoded by the
-  reference library.
+  the data (the first ``build_batch`` lines of the first file the engine reads), are encoded by
+  both engines;
+- during the build, every row of that first batch and rows 0, 64, 128, ... of every other batch
+  (at least one row in 64, the same rows whatever the worker count) are checked against the
+  reference library's ids. The first batch's rows are compared with the ids the reference gave
+  at validation (a SHA-256 per row of its text and ids, ``row_digests``), so the reference does
+  not encode them twice; a row whose text or ids differ from that record is re-encoded.
 
 The first difference stops the build with ``TokenizerParityError`` (file:line, both id
 sequences around it, how to switch engines); no manifest is written.
@@ -17,7 +20,8 @@ sequences around it, how to switch engines); no manifest is written.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import hashlib
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +30,7 @@ import orjson
 from mintdim.pipelines.unit_build.tokenizer.fast import FastEncoder
 from mintdim.shared.errors import TokenizerParityError
 
-__all__ = ["CORPUS", "EVERY", "build_rows", "check", "corpus"]
+__all__ = ["CORPUS", "EVERY", "build_rows", "check", "corpus", "row_digests", "settled"]
 
 CORPUS = Path(__file__).with_name("parity_corpus.jsonl")
 EVERY = 64
@@ -48,14 +52,53 @@ def corpus() -> Iterator[tuple[str, int, str]]:
             yield f"mintdim/demo/{name}", line, "\n\n".join(values)
 
 
-def build_rows(lines: list[int], build_batch: int) -> np.ndarray:
-    """The positions of a batch's rows the build re-encodes with the reference library, from
-    their line numbers: every row of the file's first ``build_batch`` lines, then the rows whose
-    line is one in ``EVERY`` of each following block of ``build_batch`` lines. A function of line
+def build_rows(lines: list[int], build_batch: int, first_file: bool) -> np.ndarray:
+    """The positions of a batch's rows the build checks, from their line numbers: in the first
+    file (``first_file``) every row of its first ``build_batch`` lines, then everywhere the rows
+    whose line is one in ``EVERY`` of each block of ``build_batch`` lines. A function of line
     numbers alone, so the rows checked (and the count the manifest records) never depend on how
     the file was cut into batches or pieces."""
     offsets = np.asarray(lines, dtype=np.int64) - 1
-    return np.flatnonzero((offsets < build_batch) | (offsets % build_batch % EVERY == 0))
+    sampled = offsets % build_batch % EVERY == 0
+    return np.flatnonzero((offsets < build_batch) | sampled if first_file else sampled)
+
+
+def row_digests(utf8: Sequence[bytes], flat: np.ndarray, lengths: np.ndarray) -> list[bytes]:
+    """Per row, the SHA-256 of its text and its ids: what ``settled`` compares a row with."""
+    ends = np.cumsum(lengths)
+    ids = flat.astype("<i8", copy=False)
+    return [
+        _row_digest(text, ids[end - length : end])
+        for text, end, length in zip(utf8, ends.tolist(), lengths.tolist(), strict=True)
+    ]
+
+
+def settled(
+    known: dict[int, bytes],
+    rows: list[int],
+    lines: list[int],
+    utf8: Sequence[bytes],
+    flat: np.ndarray,
+    lengths: np.ndarray,
+) -> list[bool]:
+    """Per row in ``rows``: whether its text and ids are exactly those the reference library gave
+    at validation (``known``: line -> ``row_digests`` entry). Only the other rows need the
+    reference library again."""
+    ends = np.cumsum(lengths)
+    ids = flat.astype("<i8", copy=False)
+    return [
+        lines[row] in known
+        and known[lines[row]] == _row_digest(utf8[row], ids[ends[row] - lengths[row] : ends[row]])
+        for row in rows
+    ]
+
+
+def _row_digest(text: bytes, ids: np.ndarray) -> bytes:
+    # The text's length first: no text and ids can pass for another split of the same bytes.
+    digest = hashlib.sha256(len(text).to_bytes(8, "little"))
+    digest.update(text)
+    digest.update(ids.tobytes())
+    return digest.digest()
 
 
 def check(
