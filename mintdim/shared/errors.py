@@ -2432,13 +2432,13 @@ class RayConnectionError(MintDimError, ConnectionError):
                 "check that the cluster runs there: ray status --address {address}\n"
                 "join at the address ray start --head printed (its Local node IP and --port), "
                 'or ray_address="auto" on the head\n'
-                "a cluster with token authentication (the default of recent Ray): set "
+                "a cluster with token authentication (recent Ray releases): set "
                 "RAY_AUTH_MODE=token here, with the head's token in ~/.ray/auth_token or "
                 "RAY_AUTH_TOKEN (docs/cluster.md)",
                 "kiểm tra cluster đang chạy ở đó: ray status --address {address}\n"
                 "kết nối tới địa chỉ mà ray start --head đã in ra (Local node IP và --port), "
                 'hoặc ray_address="auto" trên máy head\n'
-                "cluster có xác thực bằng token (mặc định của Ray gần đây): đặt "
+                "cluster có xác thực bằng token (các bản Ray gần đây): đặt "
                 "RAY_AUTH_MODE=token ở máy này, với token của head trong ~/.ray/auth_token hoặc "
                 "RAY_AUTH_TOKEN (docs/cluster.md)",
             ),
