@@ -371,3 +371,24 @@ def test_record_checks_report_what_a_slot_by_slot_reading_finds():
             got = [(f.facts["row"], f.facts["slot"]) for f in report.failures if f.code == code]
             assert got == slots[:20] and report.hidden.get(code, 0) == max(0, len(slots) - 20)
         assert unks == want_unks
+
+
+def test_shards_checked_early_with_a_wrong_unit_index_are_checked_again(cwd, sp_model):
+    """Shards are checked from the start with the token counts of unit_<u>/index.npy; where those
+    differ from sample_index.jsonl's (here one count made shorter, every digest made to match)
+    the shard is checked again with the index's, so the only failure is the unit index's own,
+    not a PAD failure the wrong count would give."""
+    from mintdim.pipelines.unit_build.output import unit_index
+
+    out = _build(cwd, sp_model)
+    path = sorted(out.glob("unit_*/index.npy"))[0]
+    entries = np.load(path)
+    assert entries["token_count"][1] > 0
+    entries["token_count"][1] -= 1
+    with open(path, "r+b") as handle:
+        handle.seek(len(path.read_bytes()) - entries.nbytes)
+        handle.write(entries.astype(unit_index.DTYPE).tobytes())
+    _reseal(out)
+    report = _report(out)
+    relative = f"{path.parent.name}/index.npy"
+    assert _codes(report) == {(relative, "index_file_line")}, report

@@ -81,8 +81,9 @@ def groups(keys: np.ndarray) -> list[list[int]]:
         found = shared[np.minimum(np.searchsorted(shared, chunk), shared.size - 1)] == chunk
         candidates += (np.flatnonzero(found) + start).tolist()
     by_key: dict[bytes, list[int]] = {}
-    for sample_id in candidates:  # the whole keys decide
-        by_key.setdefault(keys[sample_id].tobytes(), []).append(sample_id)
+    whole = np.ascontiguousarray(keys[candidates]).view(f"V{keys.shape[1]}").ravel().tolist()
+    for sample_id, key in zip(candidates, whole, strict=True):  # the whole keys decide
+        by_key.setdefault(key, []).append(sample_id)
     return sorted((ids for ids in by_key.values() if len(ids) > 1), key=lambda ids: ids[0])
 
 

@@ -24,7 +24,6 @@ re-derives every record from the inputs (output/deep_verify.py).
 
 from __future__ import annotations
 
-import functools
 import itertools
 import os
 import threading
@@ -67,6 +66,7 @@ _READ_BYTES = 8 << 20
 _INDEX_BLOCK_BYTES = 4 << 20
 """sample_index.jsonl is parsed in blocks of whole lines of about this size."""
 _AHEAD = 3
+_buffers = threading.local()
 """Blocks handed to the two checking threads beyond the one whose findings are being taken."""
 _SHOWN_PER_CHECK = 20
 """Failures of one check listed one by one; the rest are counted."""
@@ -361,13 +361,20 @@ def verify_build(directory: str | Path, *, deep: bool = False) -> VerifyReport:
     if build is None:
         report.skipped = "manifest"
         return report
-    # One thread hashes every file while two others check blocks of the index and the shards
-    # and the index files (numpy and hashlib release the GIL); this thread takes their findings
-    # in order, so the report reads as if one thread had done everything.
-    with _Digests(build) as digests, ThreadPoolExecutor(max_workers=2) as pool:
+    # From the start one thread hashes every file and another checks the shards' records with
+    # the token counts and sample ids of the unit indexes (kept where they equal the ones of
+    # sample_index.jsonl), while a third parses the index's lines: hashlib and numpy release the
+    # GIL. This thread takes their findings in order: the report reads as if one thread had
+    # done everything.
+    with (
+        _Digests(build) as digests,
+        ThreadPoolExecutor(max_workers=1) as shards,
+        ThreadPoolExecutor(max_workers=1) as pool,
+    ):
+        early = _early_shard_checks(build, shards)
         index = _check_sample_index(build, report, pool)
-        duplicates = pool.submit(_check_duplicates, build, index)
-        found_unks = _check_shards(build, index, report, pool)
+        duplicates = shards.submit(_check_duplicates, build, index)  # beside the UNK check
+        found_unks = _check_shards(build, index, report, early)
         unk_part = VerifyReport(directory=str(root), deep=False)
         unks = pool.submit(_check_unk_index, build, index, found_unks, unk_part)
         _check_unit_indexes(build, index, report)
@@ -722,21 +729,28 @@ class _Lines(Sequence):
 
 
 def _check_shards(
-    build: _Build, index: _Index, report: VerifyReport, pool: ThreadPoolExecutor
+    build: _Build, index: _Index, report: VerifyReport, early: dict[int, tuple]
 ) -> dict[int, list[int]]:
-    """Check each listed shard, its blocks of records on ``pool``; return the UNK positions
-    found, by sample id."""
+    """Check each listed shard; return the UNK positions found, by sample id. A shard checked
+    early (:func:`_early_shard_checks`) with the token counts and sample ids the index gives
+    keeps those findings; any other is checked now."""
     unks: dict[int, list[int]] = {}
-    check = functools.partial(_check_block, build, index)
-    for found, part in _in_order(pool, check, _shard_blocks(build, index, report)):
+    for position, shard in _present_shards(build, index, report):
+        counts, ids = index.record_counts[position], index.record_ids[position]
+        future, early_counts, early_ids = early.get(position, (None, None, None))
+        same = future is not None and np.array_equal(early_counts, counts)
+        if same and np.array_equal(early_ids, ids):
+            found, part = future.result()
+        else:
+            found, part = _check_shard(build, shard, counts, ids)
         unks.update(found)
         report.absorb(part)
     return unks
 
 
-def _shard_blocks(build: _Build, index: _Index, report: VerifyReport) -> Iterator[tuple]:
-    """Each listed shard's entry checked against the writer's rolling of shards, then its blocks
-    of whole records: (manifest position, shard, first record, records)."""
+def _present_shards(build: _Build, index: _Index, report: VerifyReport) -> Iterator[tuple]:
+    """Each listed shard's entry checked against the writer's rolling of shards; yields the
+    (manifest position, shard) of each whose file is there."""
     numbers = dict.fromkeys(build.sizes, 0)
     per_unit = np.bincount(index.units, minlength=len(build.sizes))
     remaining = dict(zip(build.sizes, per_unit.tolist(), strict=True))
@@ -765,34 +779,77 @@ def _shard_blocks(build: _Build, index: _Index, report: VerifyReport) -> Iterato
             )
         report.shards += 1
         report.shard_bytes += shard.bytes
-        path = build.root / shard.path
-        if not path.is_file():
+        if not (build.root / shard.path).is_file():
             report.add("shards", shard.path, "missing")
             continue
-        records = path.stat().st_size // record_bytes
-        step = max(1, _READ_BYTES // record_bytes)
-        for first in range(0, records, step):
-            yield position, shard, first, min(step, records - first)
+        yield position, shard
 
 
-def _check_block(
-    build: _Build, index: _Index, block: tuple
+def _early_shard_checks(build: _Build, pool: ThreadPoolExecutor) -> dict[int, tuple]:
+    """Each shard's records checked on ``pool`` from the start, before sample_index.jsonl is
+    read, with the token counts and sample ids its unit's index.npy gives (record k of a unit
+    is row k % samples_per_shard of shard k // samples_per_shard). By manifest position:
+    (future of the findings, the counts and ids used). A shard named otherwise than the writer
+    names it, or whose unit index cannot be read, is left for later."""
+    early: dict[int, tuple] = {}
+    listed = {entry.unit: entry for entry in build.unit_indexes}
+    entries: dict[int, np.ndarray | None] = {}
+    per_shard = build.samples_per_shard
+    for position, shard in enumerate(build.shards):
+        entry = listed.get(shard.unit)
+        if entry is None or entry.path != unit_index.index_path(shard.unit):
+            continue
+        if shard.unit not in entries:
+            try:
+                entries[shard.unit] = unit_index.load(build.root / entry.path)
+            except (ValueError, OSError):
+                entries[shard.unit] = None
+        records = entries[shard.unit]
+        number = _writer_number(shard)
+        if records is None or number is None or not (build.root / shard.path).is_file():
+            continue
+        rows = slice(number * per_shard, number * per_shard + shard.samples)
+        counts = records["token_count"][rows].astype(np.int64)
+        ids = records["sample_id"][rows].astype(np.int64)
+        if counts.size == shard.samples:
+            early[position] = (pool.submit(_check_shard, build, shard, counts, ids), counts, ids)
+    return early
+
+
+def _writer_number(shard: _Shard) -> int | None:
+    """The shard's number within its unit when its path is the one the writer gives it."""
+    name = shard.path.rpartition("_")[2].removesuffix(".bin")
+    if name.isdigit() and shard_path(shard.unit, int(name)) == shard.path:
+        return int(name)
+    return None
+
+
+def _check_shard(
+    build: _Build, shard: _Shard, counts: np.ndarray, ids: np.ndarray
 ) -> tuple[dict[int, list[int]], VerifyReport]:
-    """Check one block of a shard's records (any thread): the UNK positions found and a report
-    of its own, for the caller to take in order."""
-    position, shard, first, count = block
+    """Check one shard's records, given the token count and sample id of each (any thread):
+    the UNK positions found and a report of its own, for the caller to take in order."""
     record_bytes = shard.unit * build.dtype.itemsize
-    with open(build.root / shard.path, "rb") as handle:
-        data = os.pread(handle.fileno(), count * record_bytes, first * record_bytes)
-    whole = len(data) // record_bytes  # a file cut short meanwhile has fewer
-    records = np.frombuffer(data, dtype=build.dtype, count=whole * shard.unit)
-    rows = slice(first, first + whole)
-    samples = (index.record_counts[position][rows], index.record_ids[position][rows])
+    step = max(1, _READ_BYTES // record_bytes)
+    # Read into this thread's buffer, reused: fresh pages would cost a fault each.
+    buffer = getattr(_buffers, "buffer", None)
+    if buffer is None or buffer.size < step * record_bytes:
+        buffer = _buffers.buffer = np.empty(step * record_bytes, np.uint8)
     unks: dict[int, list[int]] = {}
     part = VerifyReport(directory=str(build.root), deep=False)
-    _check_records(
-        build, shard.path, records.reshape(whole, shard.unit), samples, first, unks, part
-    )
+    first = 0
+    with open(build.root / shard.path, "rb") as handle:
+        # Until the end of the file: rows past the listed samples are a size failure already.
+        while (
+            whole := os.preadv(
+                handle.fileno(), [buffer[: step * record_bytes]], first * record_bytes
+            )
+            // record_bytes
+        ):
+            records = buffer[: whole * record_bytes].view(build.dtype).reshape(whole, shard.unit)
+            rows = slice(first, first + whole)
+            _check_records(build, shard.path, records, (counts[rows], ids[rows]), first, unks, part)
+            first += whole
     return unks, part
 
 
