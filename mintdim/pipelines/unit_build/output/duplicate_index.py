@@ -26,6 +26,7 @@ FILENAME = "duplicate_index.jsonl"
 _DIGEST = 32
 _CHUNK = 1 << 16
 """Prefixes looked up at a time when finding groups: bounds the lookup's scratch memory."""
+_MARK_BITS = 20
 
 
 class DuplicateTracker:
@@ -75,16 +76,27 @@ def groups(keys: np.ndarray) -> list[list[int]]:
     repeated = ordered[1:] == ordered[:-1]
     shared = np.unique(ordered[1:][repeated])
     del ordered, repeated
+    # A bitmap of hashed prefixes (1 MiB) rules out most samples at one look each; only the rest
+    # are searched for among the shared prefixes.
+    marked = np.zeros(1 << _MARK_BITS, dtype=bool)
+    marked[_mark(shared)] = True
     candidates: list[int] = []
     for start in range(0, count if shared.size else 0, _CHUNK):
         chunk = prefixes[start : start + _CHUNK]
-        found = shared[np.minimum(np.searchsorted(shared, chunk), shared.size - 1)] == chunk
-        candidates += (np.flatnonzero(found) + start).tolist()
+        maybe = np.flatnonzero(marked[_mark(chunk)])
+        found = shared[np.minimum(np.searchsorted(shared, chunk[maybe]), shared.size - 1)]
+        candidates += (maybe[found == chunk[maybe]] + start).tolist()
     by_key: dict[bytes, list[int]] = {}
     whole = np.ascontiguousarray(keys[candidates]).view(f"V{keys.shape[1]}").ravel().tolist()
     for sample_id, key in zip(candidates, whole, strict=True):  # the whole keys decide
         by_key.setdefault(key, []).append(sample_id)
     return sorted((ids for ids in by_key.values() if len(ids) > 1), key=lambda ids: ids[0])
+
+
+def _mark(prefixes: np.ndarray) -> np.ndarray:
+    """A bitmap position for each prefix: its top bits once multiplied by an odd constant, which
+    spreads every input bit (hex digits too) over them."""
+    return (prefixes * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - _MARK_BITS)
 
 
 def _locations(index_path: Path, wanted: set[int]) -> dict[int, dict[str, object]]:
