@@ -40,6 +40,7 @@ def file_sha256(path: Path) -> str:
         buffer = _buffers.buffer = bytearray(_HASH_BLOCK)
     view, digest = memoryview(buffer), hashlib.sha256()
     with open(path, "rb", buffering=0) as handle:
+        os.posix_fadvise(handle.fileno(), 0, 0, os.POSIX_FADV_SEQUENTIAL)  # read further ahead
         while size := handle.readinto(buffer):
             digest.update(view[:size])
     return digest.hexdigest()

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import orjson
@@ -506,11 +507,23 @@ def _check_sample_index(build: _Build, report: VerifyReport, pool: ThreadPoolExe
     if not path.is_file():
         report.add("sample_index", sample_index.FILENAME, "missing")
     else:
-        size, step = path.stat().st_size, _INDEX_BLOCK_BYTES
-        ranges = [(start, min(start + step, size)) for start in range(0, size, step)]
-        for offset, length, columns in _in_order(pool, scan.read, ranges):
-            scan.lines(_Lines(path, offset, length), columns)
+        # One open file for every range: the kernel reads ahead of it as of one sequential reader.
+        with _sequential(path) as handle:
+            size, step = os.fstat(handle.fileno()).st_size, _INDEX_BLOCK_BYTES
+            ranges = [
+                (handle.fileno(), start, min(start + step, size)) for start in range(0, size, step)
+            ]
+            for offset, length, columns in _in_order(pool, scan.read, ranges):
+                scan.lines(_Lines(path, offset, length), columns)
     return scan.finish()
+
+
+def _sequential(path: Path) -> BinaryIO:
+    """``path`` opened for reading, the kernel told it will be read from start to end (so it
+    reads further ahead when the page cache does not hold it)."""
+    handle = open(path, "rb", buffering=0)  # noqa: SIM115 - the caller closes it
+    os.posix_fadvise(handle.fileno(), 0, 0, os.POSIX_FADV_SEQUENTIAL)
+    return handle
 
 
 def _in_order(pool: ThreadPoolExecutor, work: Callable, items: Iterable) -> Iterator:
@@ -574,16 +587,16 @@ class _IndexScan:
                 table[unit, number] = position
         return table
 
-    def read(self, byte_range: tuple[int, int]) -> tuple[int, int, sample_index.Columns | None]:
-        """The lines that start in ``byte_range`` of the index: their offset and size, and their
-        columns when every one has the writer's exact form (any thread: each has its reader)."""
+    def read(self, part: tuple[int, int, int]) -> tuple[int, int, sample_index.Columns | None]:
+        """The lines of the index that start in one part of it, (open file, start, end): their
+        offset and size, and their columns when every one has the writer's exact form (any
+        thread: each has its reader)."""
         reader = getattr(self._readers, "reader", None)
         if reader is None:
             reader = self._readers.reader = sample_index.ExactReader(
                 self.build.sources, list(self.shard_of)
             )
-        with open(self.build.root / sample_index.FILENAME, "rb") as handle:
-            return reader.read_lines(handle.fileno(), *byte_range)
+        return reader.read_lines(*part)
 
     def lines(self, lines: _Lines, columns: sample_index.Columns | None) -> None:
         """Check a block of whole lines, from its ``columns`` read straight from its bytes, else
@@ -838,7 +851,7 @@ def _check_shard(
     unks: dict[int, list[int]] = {}
     part = VerifyReport(directory=str(build.root), deep=False)
     first = 0
-    with open(build.root / shard.path, "rb") as handle:
+    with _sequential(build.root / shard.path) as handle:
         # Until the end of the file: rows past the listed samples are a size failure already.
         while (
             whole := os.preadv(
