@@ -10,10 +10,18 @@ import hashlib
 import os
 import threading
 from pathlib import Path
+from typing import BinaryIO
 
 import orjson
 
-__all__ = ["file_sha256", "fsync_path", "json_bytes", "sync_tree", "write_json_atomic"]
+__all__ = [
+    "file_sha256",
+    "fsync_path",
+    "json_bytes",
+    "open_sequential",
+    "sync_tree",
+    "write_json_atomic",
+]
 
 _HASH_BLOCK = 4 << 20
 _buffers = threading.local()
@@ -39,11 +47,19 @@ def file_sha256(path: Path) -> str:
     if buffer is None:
         buffer = _buffers.buffer = bytearray(_HASH_BLOCK)
     view, digest = memoryview(buffer), hashlib.sha256()
-    with open(path, "rb", buffering=0) as handle:
-        os.posix_fadvise(handle.fileno(), 0, 0, os.POSIX_FADV_SEQUENTIAL)  # read further ahead
+    with open_sequential(path) as handle:
         while size := handle.readinto(buffer):
             digest.update(view[:size])
     return digest.hexdigest()
+
+
+def open_sequential(path: Path) -> BinaryIO:
+    """``path`` opened for reading (unbuffered), the kernel told it will be read from start to end:
+    from a cold page cache it then reads further ahead (where the platform has ``posix_fadvise``)."""
+    handle = open(path, "rb", buffering=0)  # noqa: SIM115 - the caller closes it
+    if hasattr(os, "posix_fadvise"):
+        os.posix_fadvise(handle.fileno(), 0, 0, os.POSIX_FADV_SEQUENTIAL)
+    return handle
 
 
 def write_json_atomic(path: Path, content: object) -> None:

@@ -32,7 +32,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
 
 import numpy as np
 import orjson
@@ -508,7 +507,7 @@ def _check_sample_index(build: _Build, report: VerifyReport, pool: ThreadPoolExe
         report.add("sample_index", sample_index.FILENAME, "missing")
     else:
         # One open file for every range: the kernel reads ahead of it as of one sequential reader.
-        with _sequential(path) as handle:
+        with durable.open_sequential(path) as handle:
             size, step = os.fstat(handle.fileno()).st_size, _INDEX_BLOCK_BYTES
             ranges = [
                 (handle.fileno(), start, min(start + step, size)) for start in range(0, size, step)
@@ -516,14 +515,6 @@ def _check_sample_index(build: _Build, report: VerifyReport, pool: ThreadPoolExe
             for offset, length, columns in _in_order(pool, scan.read, ranges):
                 scan.lines(_Lines(path, offset, length), columns)
     return scan.finish()
-
-
-def _sequential(path: Path) -> BinaryIO:
-    """``path`` opened for reading, the kernel told it will be read from start to end (so it
-    reads further ahead when the page cache does not hold it)."""
-    handle = open(path, "rb", buffering=0)  # noqa: SIM115 - the caller closes it
-    os.posix_fadvise(handle.fileno(), 0, 0, os.POSIX_FADV_SEQUENTIAL)
-    return handle
 
 
 def _in_order(pool: ThreadPoolExecutor, work: Callable, items: Iterable) -> Iterator:
@@ -851,7 +842,7 @@ def _check_shard(
     unks: dict[int, list[int]] = {}
     part = VerifyReport(directory=str(build.root), deep=False)
     first = 0
-    with _sequential(build.root / shard.path) as handle:
+    with durable.open_sequential(build.root / shard.path) as handle:
         # Until the end of the file: rows past the listed samples are a size failure already.
         while (
             whole := os.preadv(
