@@ -16,10 +16,11 @@ The checks read the build through the names, formats and digests its writers use
   byte anywhere is found.
 
 Every failure is collected (not only the first), each with the file it concerns, in English and
-Vietnamese. A second thread hashes every listed file from the start while the main thread checks
-the content (shards in blocks of whole records, the index in blocks of whole lines);
-benchmarks/verify.py measures the whole check against a bare SHA-256 of the same bytes. ``deep``
-re-derives every record from the inputs (output/deep_verify.py).
+Vietnamese. Hashing every byte is the bound (benchmarks/verify.py measures the whole check
+against a bare SHA-256 of the same bytes), so from the start one thread hashes every listed file,
+another checks the shards' records, and the index's lines are read straight from their bytes
+(sample_index.ExactReader) beside the checks of the main thread, which takes every finding in
+order. ``deep`` re-derives every record from the inputs (output/deep_verify.py).
 """
 
 from __future__ import annotations
@@ -66,8 +67,9 @@ _READ_BYTES = 8 << 20
 _INDEX_BLOCK_BYTES = 4 << 20
 """sample_index.jsonl is parsed in blocks of whole lines of about this size."""
 _AHEAD = 3
+"""Index blocks handed to the parsing thread beyond the one whose findings are being taken."""
 _buffers = threading.local()
-"""Blocks handed to the two checking threads beyond the one whose findings are being taken."""
+"""Each shard-checking thread's read buffer."""
 _SHOWN_PER_CHECK = 20
 """Failures of one check listed one by one; the rest are counted."""
 
@@ -369,14 +371,13 @@ def verify_build(directory: str | Path, *, deep: bool = False) -> VerifyReport:
     with (
         _Digests(build) as digests,
         ThreadPoolExecutor(max_workers=1) as shards,
-        ThreadPoolExecutor(max_workers=1) as pool,
+        ThreadPoolExecutor(max_workers=1) as lines,
     ):
         early = _early_shard_checks(build, shards)
-        index = _check_sample_index(build, report, pool)
+        index = _check_sample_index(build, report, lines)
         duplicates = shards.submit(_check_duplicates, build, index)  # beside the UNK check
         found_unks = _check_shards(build, index, report, early)
-        unk_part = VerifyReport(directory=str(root), deep=False)
-        unks = pool.submit(_check_unk_index, build, index, found_unks, unk_part)
+        unks = lines.submit(_apart, _check_unk_index, build, index, found_unks)
         _check_unit_indexes(build, index, report)
         _check_spans(build, index, report)
         _check_overflow_index(build, index, report)
@@ -385,8 +386,7 @@ def verify_build(directory: str | Path, *, deep: bool = False) -> VerifyReport:
         groups, duplicates_part = duplicates.result()
         _check_stats(build, index, found_unks, groups, report)
         report.absorb(duplicates_part)
-        unks.result()
-        report.absorb(unk_part)
+        report.absorb(unks.result())
         digests.compare(build.root, report)
     if deep:
         if report.ok:
@@ -840,7 +840,7 @@ def _check_shard(
     if buffer is None or buffer.size < step * record_bytes:
         buffer = _buffers.buffer = np.empty(step * record_bytes, np.uint8)
     unks: dict[int, list[int]] = {}
-    part = VerifyReport(directory=str(build.root), deep=False)
+    part = VerifyReport(directory="", deep=False)
     first = 0
     with durable.open_sequential(build.root / shard.path) as handle:
         # Until the end of the file: rows past the listed samples are a size failure already.
@@ -1257,13 +1257,19 @@ def _read_json(path: Path, report: VerifyReport, check: str) -> dict | None:
     return content if isinstance(content, dict) else None
 
 
+def _apart(check: Callable, *args: object) -> VerifyReport:
+    """``check(*args, report)`` into a report of its own (any thread), for the caller to take
+    in order."""
+    part = VerifyReport(directory="", deep=False)
+    check(*args, part)
+    return part
+
+
 def _check_duplicates(build: _Build, index: _Index) -> tuple[list[list[int]], VerifyReport]:
     """The duplicate groups of the index's hashes, and duplicate_index.jsonl checked against
     them (any thread: a report of its own, for the caller to take in order)."""
     groups = duplicate_index.groups(index.hashes.view(np.uint8).reshape(-1, 64))
-    part = VerifyReport(directory=str(build.root), deep=False)
-    _check_duplicate_index(build, index, groups, part)
-    return groups, part
+    return groups, _apart(_check_duplicate_index, build, index, groups)
 
 
 def _check_duplicate_index(
