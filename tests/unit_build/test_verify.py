@@ -392,3 +392,27 @@ def test_shards_checked_early_with_a_wrong_unit_index_are_checked_again(cwd, sp_
     report = _report(out)
     relative = f"{path.parent.name}/index.npy"
     assert _codes(report) == {(relative, "index_file_line")}, report
+
+
+def test_the_index_read_in_many_small_parts_gives_the_same_report(cwd, sp_model, monkeypatch):
+    """sample_index.jsonl is read in byte ranges whose lines are parsed apart: with ranges much
+    shorter than a line (so most hold no line start) verify still passes an intact build, and
+    names the same line when one is changed."""
+    from mintdim.pipelines.unit_build.output import verify as checks
+
+    out = _build(cwd, sp_model)
+    with monkeypatch.context() as patch:
+        patch.setattr(checks, "_INDEX_BLOCK_BYTES", 97)
+        assert _report(out)["ok"]
+    index = out / "sample_index.jsonl"
+    lines = index.read_text().splitlines()
+    row = json.loads(lines[7])
+    row["shard_row"] += 1
+    lines[7] = json.dumps(row, separators=(",", ":"), ensure_ascii=False)
+    index.write_text("\n".join(lines) + "\n")
+    _reseal(out)
+    whole = _report(out)
+    monkeypatch.setattr(checks, "_INDEX_BLOCK_BYTES", 97)
+    assert _report(out) == whole
+    assert ("sample_index.jsonl", "index_place") in _codes(whole)
+    assert {f["facts"]["line"] for f in whole["failures"] if f["code"] == "index_place"} == {8}
