@@ -74,6 +74,16 @@ def _reseal(directory: Path) -> None:
     path.write_bytes(orjson.dumps(content, option=orjson.OPT_INDENT_2) + b"\n")
 
 
+def _move_to_the_next_row(directory: Path, sample_id: int) -> None:
+    """Rewrite one sample_index line (compact, keys in order) with its shard_row one too far."""
+    index = directory / "sample_index.jsonl"
+    lines = index.read_text().splitlines()
+    row = json.loads(lines[sample_id])
+    row["shard_row"] += 1
+    lines[sample_id] = json.dumps(row, separators=(",", ":"), ensure_ascii=False)
+    index.write_text("\n".join(lines) + "\n")
+
+
 def _codes(report: dict) -> set[tuple[str, str]]:
     return {(failure["path"], failure["code"]) for failure in report["failures"]}
 
@@ -146,12 +156,7 @@ def test_a_non_pad_slot_after_the_tokens_is_found(cwd, sp_model):
 
 def test_index_stats_duplicates_and_unks_must_agree_with_the_data(cwd, hf_json):
     out = _build(cwd, hf_json)
-    index = out / "sample_index.jsonl"
-    lines = index.read_text().splitlines()
-    second = json.loads(lines[1])
-    second["shard_row"] += 1
-    lines[1] = json.dumps(second, separators=(",", ":"), ensure_ascii=False)
-    index.write_text("\n".join(lines) + "\n")
+    _move_to_the_next_row(out, 1)
     stats = json.loads((out / "stats.json").read_text())
     stats["total_tokens"] += 1
     (out / "stats.json").write_bytes(orjson.dumps(stats, option=orjson.OPT_INDENT_2) + b"\n")
@@ -404,12 +409,7 @@ def test_the_index_read_in_many_small_parts_gives_the_same_report(cwd, sp_model,
     with monkeypatch.context() as patch:
         patch.setattr(checks, "_INDEX_BLOCK_BYTES", 97)
         assert _report(out)["ok"]
-    index = out / "sample_index.jsonl"
-    lines = index.read_text().splitlines()
-    row = json.loads(lines[7])
-    row["shard_row"] += 1
-    lines[7] = json.dumps(row, separators=(",", ":"), ensure_ascii=False)
-    index.write_text("\n".join(lines) + "\n")
+    _move_to_the_next_row(out, 7)
     _reseal(out)
     whole = _report(out)
     monkeypatch.setattr(checks, "_INDEX_BLOCK_BYTES", 97)
