@@ -418,8 +418,12 @@ def _parity(
         return 0, None
     lines = parsed.line_numbers[: len(utf8)]
     rows = parity.build_rows(lines, file.build_batch, file.parity_first is not None).tolist()
-    done = parity.settled(verdicts, rows, lines, utf8, flat, lengths) if verdicts else []
-    again = [row for row, settled in itertools.zip_longest(rows, done) if not settled]
+    done = (
+        parity.settled(verdicts, rows, lines, utf8, flat, lengths)
+        if verdicts
+        else [False] * len(rows)
+    )
+    again = [row for row, settled in zip(rows, done, strict=True) if not settled]
     if not again:
         return len(rows), None
     ends = np.cumsum(lengths)
