@@ -5,14 +5,17 @@ Line form (compact JSON; samples in sample_id order; lines ordered by their firs
     {"hash":"<sha256 hex>","count":3,"samples":[{"sample_id":12031,
      "source_file":"./data/alpaca.jsonl","source_line":991}, ...]}
 
-Memory: the tracker keeps only each sample's 32-byte digest. Finding groups sorts a copy of
-their 8-byte prefixes (8 more bytes per sample, for a moment); the source location of the few
-duplicated samples is read back from ``sample_index.jsonl`` (line k holds sample k), so no
-per-sample location is held in memory.
+Memory: the tracker keeps only each sample's 32-byte digest, as the blocks the batches brought
+(one growing buffer would be copied whole each time it outgrows its allocation: twice the
+digests for a moment). Finding groups sorts a copy of their 8-byte prefixes (8 more bytes per
+sample, for a moment); the source location of the duplicated samples is read back from
+``sample_index.jsonl`` (line k holds sample k) into two arrays, so no per-sample location is
+held in memory and a duplicated sample costs a few bytes, not a dict.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -33,25 +36,33 @@ class DuplicateTracker:
     """Collects digests in sample_id order and writes the duplicate groups at the end."""
 
     def __init__(self) -> None:
-        self._digests = bytearray()
+        self._blocks: list[np.ndarray] = []
 
     def add(self, digests: bytes) -> None:
-        """Record the digests of the next samples, in sample_id order."""
-        self._digests += digests
+        """Record the digests of the next samples, in sample_id order (kept, not copied)."""
+        self._blocks.append(np.frombuffer(digests, dtype=np.uint8).reshape(-1, _DIGEST))
 
     def groups(self) -> list[list[int]]:
         """Sample ids of each duplicate group, groups ordered by their first sample id."""
-        return groups(np.frombuffer(self._digests, dtype=np.uint8).reshape(-1, _DIGEST))
+        return groups(self._blocks)
 
     def write(self, directory: Path) -> tuple[int, int]:
         """Write the file; return (duplicate_groups, duplicate_samples)."""
         found = self.groups()
-        locations = _locations(directory / sample_index.FILENAME, {i for g in found for i in g})
+        members = np.sort(np.fromiter((i for ids in found for i in ids), dtype=np.int64))
+        sources, file_of, line_of = _locations(directory / sample_index.FILENAME, members)
+        starts = np.cumsum([0] + [block.shape[0] for block in self._blocks])
         with open(directory / FILENAME, "xb") as handle:
             for ids in found:
-                digest = self._digests[ids[0] * _DIGEST : (ids[0] + 1) * _DIGEST].hex()
+                first = int(np.searchsorted(starts, ids[0], side="right")) - 1
+                digest = self._blocks[first][ids[0] - starts[first]].tobytes().hex()
+                at = np.searchsorted(members, ids).tolist()
+                locations = {
+                    i: {"source_file": sources[file_of[k]], "source_line": int(line_of[k])}
+                    for i, k in zip(ids, at, strict=True)
+                }
                 handle.write(group_line(digest, ids, locations))
-        return len(found), sum(len(ids) for ids in found)
+        return len(found), len(members)
 
 
 def group_line(digest_hex: str, ids: list[int], locations: dict[int, dict[str, object]]) -> bytes:
@@ -60,37 +71,46 @@ def group_line(digest_hex: str, ids: list[int], locations: dict[int, dict[str, o
     return orjson.dumps({"hash": digest_hex, "count": len(ids), "samples": samples}) + b"\n"
 
 
-def groups(keys: np.ndarray) -> list[list[int]]:
+def groups(blocks: Sequence[np.ndarray]) -> list[list[int]]:
     """Sample ids of each group of two or more equal keys, groups ordered by their first id.
 
-    ``keys``: one row per sample id, 8 or more bytes wide (a digest, or a digest in hex).
+    ``blocks``: the keys of consecutive sample ids, one row per sample, every block as wide,
+    8 or more bytes (a digest, or a digest in hex).
     """
-    count = keys.shape[0]
+    views = [_prefixes(block) for block in blocks]
+    count = sum(view.size for view in views)
     if count < 2:
         return []
-    prefixes = np.ndarray((count,), dtype="<u8", buffer=keys, strides=(keys.shape[1],))
     # Memory beside the keys: one sorted copy of the 8-byte prefixes (no per-sample index
     # array), then the prefixes seen twice or more, looked up chunk by chunk.
-    ordered = prefixes.copy()
+    ordered = np.concatenate(views)
     ordered.sort()
     repeated = ordered[1:] == ordered[:-1]
     shared = np.unique(ordered[1:][repeated])
     del ordered, repeated
-    # A bitmap of hashed prefixes (1 MiB) rules out most samples at one look each; only the rest
-    # are searched for among the shared prefixes.
-    marked = np.zeros(1 << _MARK_BITS, dtype=bool)
-    marked[_mark(shared)] = True
-    candidates: list[int] = []
-    for start in range(0, count if shared.size else 0, _CHUNK):
-        chunk = prefixes[start : start + _CHUNK]
-        maybe = np.flatnonzero(marked[_mark(chunk)])
-        found = shared[np.minimum(np.searchsorted(shared, chunk[maybe]), shared.size - 1)]
-        candidates += (maybe[found == chunk[maybe]] + start).tolist()
     by_key: dict[bytes, list[int]] = {}
-    whole = np.ascontiguousarray(keys[candidates]).view(f"V{keys.shape[1]}").ravel().tolist()
-    for sample_id, key in zip(candidates, whole, strict=True):  # the whole keys decide
-        by_key.setdefault(key, []).append(sample_id)
+    if shared.size:
+        # A bitmap of hashed prefixes (1 MiB) rules out most samples at one look each; only the
+        # rest are searched for among the shared prefixes.
+        marked = np.zeros(1 << _MARK_BITS, dtype=bool)
+        marked[_mark(shared)] = True
+        first_id = 0
+        for block, view in zip(blocks, views, strict=True):
+            for start in range(0, view.size, _CHUNK):
+                chunk = view[start : start + _CHUNK]
+                maybe = np.flatnonzero(marked[_mark(chunk)])
+                found = shared[np.minimum(np.searchsorted(shared, chunk[maybe]), shared.size - 1)]
+                rows = maybe[found == chunk[maybe]] + start
+                whole = np.ascontiguousarray(block[rows]).view(f"V{block.shape[1]}").ravel()
+                for sample_id, key in zip((rows + first_id).tolist(), whole.tolist(), strict=True):
+                    by_key.setdefault(key, []).append(sample_id)  # the whole keys decide
+            first_id += view.size
     return sorted((ids for ids in by_key.values() if len(ids) > 1), key=lambda ids: ids[0])
+
+
+def _prefixes(block: np.ndarray) -> np.ndarray:
+    """The first 8 bytes of each row of ``block``, as integers (a view, no copy)."""
+    return np.ndarray((block.shape[0],), dtype="<u8", buffer=block, strides=(block.shape[1],))
 
 
 def _mark(prefixes: np.ndarray) -> np.ndarray:
@@ -99,20 +119,24 @@ def _mark(prefixes: np.ndarray) -> np.ndarray:
     return (prefixes * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - _MARK_BITS)
 
 
-def _locations(index_path: Path, wanted: set[int]) -> dict[int, dict[str, object]]:
-    """source_file and source_line of the wanted sample ids, read from sample_index.jsonl."""
-    found: dict[int, dict[str, object]] = {}
-    if not wanted:
-        return found
-    last = max(wanted)
+def _locations(index_path: Path, wanted: np.ndarray) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The source files named, and for each of the ``wanted`` sample ids (sorted) the index of its
+    source_file among them and its source_line, read from sample_index.jsonl."""
+    names: dict[str, int] = {}
+    file_of = np.empty(wanted.size, dtype=np.int32)
+    line_of = np.empty(wanted.size, dtype=np.int64)
+    if not wanted.size:
+        return [], file_of, line_of
+    targets = iter(enumerate(wanted.tolist()))
+    at, next_id = next(targets)
     with open(index_path, "rb") as handle:
         for sample_id, line in enumerate(handle):
-            if sample_id in wanted:
-                row = orjson.loads(line)
-                found[sample_id] = {
-                    "source_file": row["source_file"],
-                    "source_line": row["source_line"],
-                }
-            if sample_id == last:
+            if sample_id != next_id:
+                continue
+            row = orjson.loads(line)
+            file_of[at] = names.setdefault(row["source_file"], len(names))
+            line_of[at] = row["source_line"]
+            at, next_id = next(targets, (wanted.size, -1))
+            if at == wanted.size:
                 break
-    return found
+    return list(names), file_of, line_of

@@ -1268,7 +1268,7 @@ def _apart(check: Callable, *args: object) -> VerifyReport:
 def _check_duplicates(build: _Build, index: _Index) -> tuple[list[list[int]], VerifyReport]:
     """The duplicate groups of the index's hashes, and duplicate_index.jsonl checked against
     them (any thread: a report of its own, for the caller to take in order)."""
-    groups = duplicate_index.groups(index.hashes.view(np.uint8).reshape(-1, 64))
+    groups = duplicate_index.groups([index.hashes.view(np.uint8).reshape(-1, 64)])
     return groups, _apart(_check_duplicate_index, build, index, groups)
 
 
