@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import orjson
 import pytest
 
 from mintdim.pipelines.unit_build.output import duplicate_index
@@ -183,7 +184,8 @@ def test_tracker_groups_equal_brute_force_across_lookup_chunks():
     digests[near[:, 0], :8] = digests[near[:, 1], :8]  # same prefix, different digest
     tracker = duplicate_index.DuplicateTracker()
     for start in range(0, count, 4096):
-        tracker.add(digests[start : start + 4096].tobytes())
+        lines = np.arange(start, min(start + 4096, count), dtype=np.int64) + 1
+        tracker.add(digests[start : start + 4096].tobytes(), "a.jsonl", lines)
     by_digest: dict[bytes, list[int]] = {}
     for sample_id, row in enumerate(digests):
         by_digest.setdefault(row.tobytes(), []).append(sample_id)
@@ -191,3 +193,37 @@ def test_tracker_groups_equal_brute_force_across_lookup_chunks():
     assert len(expected) > 1000
     assert tracker.groups() == expected  # blocks as batches bring them
     assert duplicate_index.groups([digests]) == expected  # one block of several lookup chunks
+
+
+def test_tracker_writes_each_group_with_its_samples_sources_and_lines(tmp_path):
+    """The written lines equal groups found by brute force, with every sample's own source file
+    and line, in blocks from two files, one of them past line 2**32 (kept as int64)."""
+    rng = np.random.default_rng(11)
+    digests = rng.integers(0, 256, size=(900, 32), dtype=np.uint8)
+    digests[rng.integers(0, 900, 150)] = digests[rng.integers(0, 900, 150)]
+    places = [("a.jsonl", 3 * i + 1) for i in range(500)]
+    places += [("dir/b.jsonl", (1 << 32) + 2 * i) for i in range(400)]
+    tracker = duplicate_index.DuplicateTracker()
+    for start, stop in ((0, 200), (200, 500), (500, 700), (700, 900)):
+        lines = np.array([line for _, line in places[start:stop]], dtype=np.int64)
+        tracker.add(digests[start:stop].tobytes(), places[start][0], lines)
+    assert tracker._lines[0].dtype == np.uint32 and tracker._lines[3].dtype == np.int64
+    by_digest: dict[bytes, list[int]] = {}
+    for sample_id, row in enumerate(digests):
+        by_digest.setdefault(row.tobytes(), []).append(sample_id)
+    expected = [
+        {
+            "hash": digest.hex(),
+            "count": len(ids),
+            "samples": [
+                {"sample_id": i, "source_file": places[i][0], "source_line": places[i][1]}
+                for i in ids
+            ],
+        }
+        for digest, ids in sorted(by_digest.items(), key=lambda item: item[1][0])
+        if len(ids) > 1
+    ]
+    assert len(expected) > 50
+    assert tracker.write(tmp_path) == (len(expected), sum(e["count"] for e in expected))
+    written = (tmp_path / duplicate_index.FILENAME).read_bytes().splitlines()
+    assert [orjson.loads(line) for line in written] == expected

@@ -77,6 +77,8 @@ class EncodedBatch:
     """Index into the file's sizes per sample (int64); ``EXTEND`` for an extended unit."""
     digests: bytes
     """SHA-256 of each rendered text's UTF-8 bytes, 32 bytes per sample, back to back."""
+    line_numbers: np.ndarray
+    """1-based line of each sample in its file (int64)."""
     rows: list[np.ndarray]
     """Per unit index, the padded records of this batch's samples in that unit, in order."""
     span_rows: list[np.ndarray] | None
@@ -293,6 +295,7 @@ class BatchEncoder(_Tokenizing):
             token_counts=lengths,
             unit_indexes=units,
             digests=digests,
+            line_numbers=np.asarray(lines, dtype=np.int64),
             rows=rows,
             span_rows=span_rows,
             index_parts=index_parts,

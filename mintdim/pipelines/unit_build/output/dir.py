@@ -216,7 +216,9 @@ class OutputDirectory:
                     self._units[units[position]].unit_size if event.action == "extend" else None
                 ),
             )
-        self._duplicates.add(batch.digests)
+        self._duplicates.add(
+            batch.digests, self.files_by_index[batch.file_index].path, batch.line_numbers
+        )
         self._stats.add(batch.token_counts, units, batch.blank_lines, batch.unk_tokens)
         self._stats.overflow(len(batch.overflows))
         self._parity_rows += batch.parity_rows
@@ -291,7 +293,7 @@ class OutputDirectory:
             (writer.unit_path / _MARKER_ROOM).unlink()
         # The manifest vouches for every file here: after a crash (power loss, kernel panic) it
         # must never stand over shards or indexes that were still only in the page cache.
-        durable.sync_tree(self.path)
+        durable.sync_tree(self.path, skip=staging.DIRNAME)
         durable.write_json_atomic(
             self.path / manifest.FILENAME,
             manifest.manifest(
@@ -315,9 +317,14 @@ class OutputDirectory:
         return sorted(w.unit_size for w in self._units[len(self.plan.sizes) :])
 
     def _audit_digests(self) -> dict[str, dict[str, object]]:
-        # Read back once from the page cache: the index files are small beside the shards.
+        # The indexes streamed during the build were hashed as written; the small files written
+        # at the end are read back once from the page cache.
+        written = {
+            w.file.name: w.file.record() for w in (self._samples, self._unks, self._overflows)
+        }
         return {
-            name: {
+            name: written.get(name)
+            or {
                 "bytes": (self.path / name).stat().st_size,
                 "sha256": durable.file_sha256(self.path / name),
             }

@@ -5,12 +5,11 @@ Line form (compact JSON; samples in sample_id order; lines ordered by their firs
     {"hash":"<sha256 hex>","count":3,"samples":[{"sample_id":12031,
      "source_file":"./data/alpaca.jsonl","source_line":991}, ...]}
 
-Memory: the tracker keeps only each sample's 32-byte digest, as the blocks the batches brought
-(one growing buffer would be copied whole each time it outgrows its allocation: twice the
-digests for a moment). Finding groups sorts a copy of their 8-byte prefixes (8 more bytes per
-sample, for a moment); the source location of the duplicated samples is read back from
-``sample_index.jsonl`` (line k holds sample k) into two arrays, so no per-sample location is
-held in memory and a duplicated sample costs a few bytes, not a dict.
+Memory: the tracker keeps each sample's 32-byte digest and its line number (4 bytes; 8 in a
+block holding a line past 2**32), as the blocks the batches brought (one growing buffer would
+be copied whole each time it outgrows its allocation: twice the digests for a moment), and one
+source file name per block. Finding groups sorts a copy of the digests' 8-byte prefixes (8 more
+bytes per sample, for a moment). Nothing is read back from the files written.
 """
 
 from __future__ import annotations
@@ -20,8 +19,6 @@ from pathlib import Path
 
 import numpy as np
 import orjson
-
-from mintdim.pipelines.unit_build.output import sample_index
 
 __all__ = ["FILENAME", "DuplicateTracker", "group_line", "groups"]
 
@@ -33,14 +30,21 @@ _MARK_BITS = 20
 
 
 class DuplicateTracker:
-    """Collects digests in sample_id order and writes the duplicate groups at the end."""
+    """Collects digests and source locations in sample_id order and writes the duplicate groups
+    at the end."""
 
     def __init__(self) -> None:
         self._blocks: list[np.ndarray] = []
+        self._lines: list[np.ndarray] = []
+        self._sources: list[str] = []
 
-    def add(self, digests: bytes) -> None:
-        """Record the digests of the next samples, in sample_id order (kept, not copied)."""
+    def add(self, digests: bytes, source: str, lines: np.ndarray) -> None:
+        """Record the next samples, in sample_id order: their digests (kept, not copied), their
+        source file (its path as the sample index names it) and line numbers (ascending)."""
         self._blocks.append(np.frombuffer(digests, dtype=np.uint8).reshape(-1, _DIGEST))
+        narrow = lines.size == 0 or lines[-1] < 1 << 32
+        self._lines.append(lines.astype(np.uint32) if narrow else lines)
+        self._sources.append(source)
 
     def groups(self) -> list[list[int]]:
         """Sample ids of each duplicate group, groups ordered by their first sample id."""
@@ -49,20 +53,26 @@ class DuplicateTracker:
     def write(self, directory: Path) -> tuple[int, int]:
         """Write the file; return (duplicate_groups, duplicate_samples)."""
         found = self.groups()
-        members = np.sort(np.fromiter((i for ids in found for i in ids), dtype=np.int64))
-        sources, file_of, line_of = _locations(directory / sample_index.FILENAME, members)
-        starts = np.cumsum([0] + [block.shape[0] for block in self._blocks])
+        blocks, rows = self._places([i for ids in found for i in ids])
+        places = iter(zip(blocks, rows, strict=True))
         with open(directory / FILENAME, "xb") as handle:
             for ids in found:
-                first = int(np.searchsorted(starts, ids[0], side="right")) - 1
-                digest = self._blocks[first][ids[0] - starts[first]].tobytes().hex()
-                at = np.searchsorted(members, ids).tolist()
-                locations = {
-                    i: {"source_file": sources[file_of[k]], "source_line": int(line_of[k])}
-                    for i, k in zip(ids, at, strict=True)
-                }
+                locations, digest = {}, ""
+                for sample_id, (block, row) in zip(ids, places, strict=False):
+                    digest = digest or self._blocks[block][row].tobytes().hex()
+                    locations[sample_id] = {
+                        "source_file": self._sources[block],
+                        "source_line": int(self._lines[block][row]),
+                    }
                 handle.write(group_line(digest, ids, locations))
-        return len(found), len(members)
+        return len(found), sum(len(ids) for ids in found)
+
+    def _places(self, sample_ids: list[int]) -> tuple[list[int], list[int]]:
+        """Block and row of each of ``sample_ids``."""
+        starts = np.cumsum([0] + [block.shape[0] for block in self._blocks])
+        blocks = np.searchsorted(starts, sample_ids, side="right") - 1
+        rows = np.asarray(sample_ids, dtype=np.int64) - starts[blocks]
+        return blocks.tolist(), rows.tolist()
 
 
 def group_line(digest_hex: str, ids: list[int], locations: dict[int, dict[str, object]]) -> bytes:
@@ -85,9 +95,11 @@ def groups(blocks: Sequence[np.ndarray]) -> list[list[int]]:
     # array), then the prefixes seen twice or more, looked up chunk by chunk.
     ordered = np.concatenate(views)
     ordered.sort()
-    repeated = ordered[1:] == ordered[:-1]
-    shared = np.unique(ordered[1:][repeated])
-    del ordered, repeated
+    repeated = ordered[1:][ordered[1:] == ordered[:-1]]  # sorted, a prefix seen k times k-1 times
+    first = np.ones(repeated.size, dtype=bool)
+    first[1:] = repeated[1:] != repeated[:-1]
+    shared = repeated[first]
+    del ordered, repeated, first
     by_key: dict[bytes, list[int]] = {}
     if shared.size:
         # A bitmap of hashed prefixes (1 MiB) rules out most samples at one look each; only the
@@ -117,26 +129,3 @@ def _mark(prefixes: np.ndarray) -> np.ndarray:
     """A bitmap position for each prefix: its top bits once multiplied by an odd constant, which
     spreads every input bit (hex digits too) over them."""
     return (prefixes * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - _MARK_BITS)
-
-
-def _locations(index_path: Path, wanted: np.ndarray) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """The source files named, and for each of the ``wanted`` sample ids (sorted) the index of its
-    source_file among them and its source_line, read from sample_index.jsonl."""
-    names: dict[str, int] = {}
-    file_of = np.empty(wanted.size, dtype=np.int32)
-    line_of = np.empty(wanted.size, dtype=np.int64)
-    if not wanted.size:
-        return [], file_of, line_of
-    targets = iter(enumerate(wanted.tolist()))
-    at, next_id = next(targets)
-    with open(index_path, "rb") as handle:
-        for sample_id, line in enumerate(handle):
-            if sample_id != next_id:
-                continue
-            row = orjson.loads(line)
-            file_of[at] = names.setdefault(row["source_file"], len(names))
-            line_of[at] = row["source_line"]
-            at, next_id = next(targets, (wanted.size, -1))
-            if at == wanted.size:
-                break
-    return list(names), file_of, line_of

@@ -1,4 +1,5 @@
-"""Getting a build onto disk: atomic JSON files, and fsync of single paths and whole trees.
+"""Getting a build onto disk: atomic JSON files, files hashed as they are written, and fsync of
+single paths and whole trees.
 
 A rename makes a file appear whole or not at all, but only fsync makes it survive a power loss,
 and only an fsync of the directory makes a new or renamed entry survive one.
@@ -15,6 +16,7 @@ from typing import BinaryIO
 import orjson
 
 __all__ = [
+    "HashedFile",
     "file_sha256",
     "fsync_path",
     "json_bytes",
@@ -53,6 +55,31 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+class HashedFile:
+    """A new file (never one that exists) whose size and SHA-256 grow as it is written: the
+    manifest lists both without reading the file back when the build ends."""
+
+    def __init__(self, path: Path) -> None:
+        self.name = path.name
+        self._handle = open(path, "xb")  # noqa: SIM115 - closed by close()
+        self._digest = hashlib.sha256()
+        self._bytes = 0
+
+    def write(self, data: bytes) -> None:
+        """Append ``data``."""
+        self._digest.update(data)
+        self._handle.write(data)
+        self._bytes += len(data)
+
+    def close(self) -> None:
+        """Flush and close the file."""
+        self._handle.close()
+
+    def record(self) -> dict[str, object]:
+        """The file's size and SHA-256, as the manifest lists them."""
+        return {"bytes": self._bytes, "sha256": self._digest.hexdigest()}
+
+
 def open_sequential(path: Path) -> BinaryIO:
     """``path`` opened for reading (unbuffered), the kernel told it will be read from start to end:
     from a cold page cache it then reads further ahead (where the platform has ``posix_fadvise``)."""
@@ -76,9 +103,13 @@ def write_json_atomic(path: Path, content: object) -> None:
     fsync_path(path.parent)
 
 
-def sync_tree(root: Path) -> None:
-    """fsync every file and directory under ``root``, and ``root``'s own entry in its parent."""
-    for directory, _, names in os.walk(root):
+def sync_tree(root: Path, skip: str) -> None:
+    """fsync every file and directory under ``root`` but those under ``root/skip`` (fragments
+    about to be removed: flushing them would only write what is deleted next), and ``root``'s
+    own entry in its parent."""
+    for directory, subdirectories, names in os.walk(root):
+        if directory == str(root) and skip in subdirectories:
+            subdirectories.remove(skip)
         for name in names:
             fsync_path(Path(directory) / name)
         fsync_path(Path(directory))

@@ -15,9 +15,10 @@ at the first such sample, so the file stays empty.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TextIO
 
 import orjson
+
+from mintdim.pipelines.unit_build.output import durable
 
 __all__ = ["FILENAME", "OverflowIndexWriter"]
 
@@ -28,7 +29,7 @@ class OverflowIndexWriter:
     """Appends overflow lines and counts them."""
 
     def __init__(self, directory: Path) -> None:
-        self._handle: TextIO = open(directory / FILENAME, "x", encoding="utf-8", newline="\n")  # noqa: SIM115
+        self.file = durable.HashedFile(directory / FILENAME)
         self.count = 0
 
     def write(
@@ -52,9 +53,9 @@ class OverflowIndexWriter:
         }
         if new_unit_size is not None:
             row["new_unit_size"] = new_unit_size
-        self._handle.write(orjson.dumps(row).decode() + "\n")
+        self.file.write(orjson.dumps(row) + b"\n")
         self.count += 1
 
     def close(self) -> None:
         """Flush and close the file."""
-        self._handle.close()
+        self.file.close()

@@ -21,12 +21,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
 
 import numpy as np
 import orjson
 
-from mintdim.pipelines.unit_build.output import line_bytes
+from mintdim.pipelines.unit_build.output import durable, line_bytes
 from mintdim.pipelines.unit_build.units.shard_writer import shard_path
 
 __all__ = ["FILENAME", "KEYS", "Columns", "ExactReader", "SampleIndexWriter", "parse_rows"]
@@ -75,7 +74,7 @@ class SampleIndexWriter:
     """Appends sample lines: the sample id, the middle from :func:`sample_parts`, the shard place."""
 
     def __init__(self, directory: Path) -> None:
-        self._handle: TextIO = open(directory / FILENAME, "x", encoding="utf-8", newline="\n")  # noqa: SIM115
+        self.file = durable.HashedFile(directory / FILENAME)
 
     def write(
         self,
@@ -90,7 +89,7 @@ class SampleIndexWriter:
         # (unit size in the high bits, shard number in the low) keys them as cheaply as possible.
         places = ((unit_sizes.astype(np.int64) << 32) | shard_numbers).tolist()
         paths = {place: shard_path(place >> 32, place & 0xFFFFFFFF) for place in set(places)}
-        self._handle.write(
+        self.file.write(
             "".join(
                 [
                     f'{{{_SAMPLE_ID}{sample_id},{part},{_SHARD_PATH}"{paths[place]}",'
@@ -103,12 +102,12 @@ class SampleIndexWriter:
                         strict=True,
                     )
                 ]
-            )
+            ).encode()
         )
 
     def close(self) -> None:
         """Flush and close the file."""
-        self._handle.close()
+        self.file.close()
 
 
 # ---------------------------------------------------------------------------

@@ -12,9 +12,10 @@ that case fails before any data is read (``TemplateTokenizerError``).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TextIO
 
 import orjson
+
+from mintdim.pipelines.unit_build.output import durable
 
 __all__ = ["FILENAME", "UnkIndexWriter", "unk_line", "unk_parts"]
 
@@ -45,15 +46,17 @@ class UnkIndexWriter:
     """Appends UNK lines: the sample id around the part from :func:`unk_parts`."""
 
     def __init__(self, directory: Path) -> None:
-        self._handle: TextIO = open(directory / FILENAME, "x", encoding="utf-8", newline="\n")  # noqa: SIM115
+        self.file = durable.HashedFile(directory / FILENAME)
         self.samples = 0
 
     def write(self, first_id: int, parts: list[tuple[int, str]]) -> None:
         """Write the UNK lines of a batch whose first sample has id ``first_id``; ``parts`` holds
         (sample position in the batch, its :func:`unk_parts` entry)."""
         self.samples += len(parts)
-        self._handle.write("".join([unk_line(first_id + offset, part) for offset, part in parts]))
+        self.file.write(
+            "".join([unk_line(first_id + offset, part) for offset, part in parts]).encode()
+        )
 
     def close(self) -> None:
         """Flush and close the file."""
-        self._handle.close()
+        self.file.close()
