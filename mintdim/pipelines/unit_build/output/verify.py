@@ -1171,11 +1171,7 @@ class _Digests:
 def _file_sha256(path: Path) -> str:
     """SHA-256 hex digest of a file of the build, hashed straight from a read-only mapping of it
     (as the build's reader maps shards): no copy out of the page cache, and one hashlib call,
-    which releases the GIL for the whole file. A file that cannot be mapped is read instead.
-
-    As for any reader of a mapped file, a file cut shorter while it is hashed ends the process
-    (SIGBUS): a finished build is not written to. (Inputs, which may change, are read:
-    ``durable.file_sha256``.)"""
+    which releases the GIL for the whole file. A file that cannot be mapped is read instead."""
     with open(path, "rb") as handle:
         try:
             mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
