@@ -25,9 +25,7 @@ order. ``deep`` re-derives every record from the inputs (output/deep_verify.py).
 
 from __future__ import annotations
 
-import hashlib
 import itertools
-import mmap
 import os
 import threading
 from collections import deque
@@ -1141,9 +1139,9 @@ def _check_audit_files(build: _Build, report: VerifyReport) -> None:
 class _Digests:
     """The size and SHA-256 of every file the manifest lists, hashed on a second thread.
 
-    Hashing every byte is the bound verify is measured against (benchmarks/verify.py). hashlib
-    releases the GIL, so from the start of verify a second core hashes (:func:`_file_sha256`)
-    while the main thread checks the content, reading the same files for its own purpose;
+    Hashing every byte is the bound verify is measured against (benchmarks/verify.py). File reads
+    and hashlib release the GIL, so from the start of verify a second core hashes while the main
+    thread checks the content, reading the same files (from the page cache) for its own purpose;
     the digests are compared at the end, in manifest order. A missing file is reported by the
     check that owns it.
     """
@@ -1151,7 +1149,7 @@ class _Digests:
     def __init__(self, build: _Build) -> None:
         self._pool = ThreadPoolExecutor(max_workers=1)  # one: the main thread has the other core
         self._files = [
-            (check, relative, listed, self._pool.submit(_file_sha256, build.root / relative))
+            (check, relative, listed, self._pool.submit(durable.file_sha256, build.root / relative))
             for check, relative, listed in _listed_files(build)
             if (build.root / relative).is_file()
         ]
@@ -1166,21 +1164,6 @@ class _Digests:
         """Report each file whose size or digest is not the listed one (waits for the hashes)."""
         for check, relative, listed, digest in self._files:
             _compare_digest(root / relative, relative, listed, digest.result(), report, check)
-
-
-def _file_sha256(path: Path) -> str:
-    """SHA-256 hex digest of a file of the build, hashed straight from a read-only mapping of it
-    (as the build's reader maps shards): no copy out of the page cache, and one hashlib call,
-    which releases the GIL for the whole file. A file that cannot be mapped is read instead."""
-    with open(path, "rb") as handle:
-        try:
-            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-        except (OSError, ValueError):  # empty (nothing to map), or a file system without mmap
-            return durable.file_sha256(path)
-    with mapped:
-        if hasattr(mmap, "MADV_SEQUENTIAL"):  # from the disk: read ahead far
-            mapped.madvise(mmap.MADV_SEQUENTIAL)
-        return hashlib.sha256(mapped).hexdigest()
 
 
 def _listed_files(build: _Build) -> list[tuple[str, str, dict]]:
