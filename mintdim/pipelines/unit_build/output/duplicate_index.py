@@ -57,13 +57,16 @@ class DuplicateTracker:
         places = iter(zip(blocks, rows, strict=True))
         with open(directory / FILENAME, "xb") as handle:
             for ids in found:
-                locations, digest = {}, ""
-                for sample_id, (block, row) in zip(ids, places, strict=False):
-                    digest = digest or self._blocks[block][row].tobytes().hex()
-                    locations[sample_id] = {
-                        "source_file": self._sources[block],
-                        "source_line": int(self._lines[block][row]),
+                members = [next(places) for _ in ids]
+                block, row = members[0]  # every member has this digest
+                locations = {
+                    sample_id: {
+                        "source_file": self._sources[b],
+                        "source_line": int(self._lines[b][r]),
                     }
+                    for sample_id, (b, r) in zip(ids, members, strict=True)
+                }
+                digest = self._blocks[block][row].tobytes().hex()
                 handle.write(group_line(digest, ids, locations))
         return len(found), sum(len(ids) for ids in found)
 
