@@ -2,6 +2,8 @@
 
     python benchmarks/per_core.py                               # the bundled demo tokenizers
     python benchmarks/per_core.py --tokenizer a.tokenizer.json --tokenizer b.model
+    python benchmarks/per_core.py --input /tmp/mintdim-bench/long_source.jsonl \\
+        --fields docstring,code --template '{docstring}\\n\\n{code}' --batch 512 --tokenizer b.model
 
 Run by hand, never in CI. These are the bounds behind benchmarks/throughput.py: a build can
 run no faster than its tokenizer on the same cores, and a tool that tokenizes with the same
@@ -33,6 +35,7 @@ import sys
 import time
 import warnings
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import orjson
@@ -51,22 +54,25 @@ from mintdim.pipelines.unit_build.validate import validate  # noqa: E402
 os.environ["TOKENIZERS_PARALLELISM"] = "false"  # one thread: the figure is per core
 
 
-def _encoder(path: Path) -> Callable[[list[str]], int]:
-    """The library's fastest single-threaded batch call; returns the token count."""
+def _encoder(path: Path) -> tuple[Callable[[list[str]], object], Callable[[list[str]], object]]:
+    """The library's fastest single-threaded batch call as the ceiling makes it (it asks only for
+    the token counts), and the same call with the ids taken out, as any writer of them must."""
     kind = tokenizer_kind(path)
     tok = load_library_tokenizer(kind, str(path))
-    if kind == "sentencepiece":
-        return lambda texts: sum(map(len, tok.encode(texts, num_threads=1, return_type="numpy")))
-    return lambda texts: sum(map(len, tok.encode_batch_fast(texts, add_special_tokens=False)))
+    if kind == "sentencepiece":  # the arrays are the call's own result
+        call = partial(tok.encode, num_threads=1, return_type="numpy")
+        return lambda texts: sum(map(len, call(texts))), call
+    call = partial(tok.encode_batch_fast, add_special_tokens=False)
+    return lambda texts: sum(map(len, call(texts))), lambda texts: [e.ids for e in call(texts)]
 
 
 def _worker(
-    path: Path, options: dict, source: Path, batch: int, workdir: Path
+    path: Path, options: dict, spec: dict, batch: int, workdir: Path
 ) -> tuple[BatchEncoder, list]:
     """A worker's batch encoder for this tokenizer, and the raw batches of ``source``."""
     kind = tokenizer_kind(path)
     job = pipeline("unit-build").source.jsonl(
-        files=[str(source)], fields=[list(DEFAULT_FIELDS)], templates=[DEFAULT_TEMPLATE]
+        files=[spec["input"]], fields=[list(spec["fields"])], templates=[spec["template"]]
     )
     job = getattr(job.tokenizer, kind)({"path": str(path), **options})
     job = job.units(sizes=[[128, 256, 512, 1024, 2048, 4096, 8192]], build_batch=[batch])
@@ -77,55 +83,38 @@ def _worker(
     return BatchEncoder(plan, encoders), list(read_raw_batches(plan.files[0]))
 
 
-def _own_work_us(
-    worker: BatchEncoder, raw: list, texts: list[list[str]], encode: Callable, repeats: int
+def _alternated(
+    whole: Callable[[int], object], bare: Callable[[int], object], batches: int, repeats: int
 ) -> tuple[float, float]:
-    """Worker CPU per sample beyond the bare library call (µs), and the bare call's share."""
-    spent = {True: 0.0, False: 0.0}  # CPU seconds of the whole batch (True) and the bare call
+    """CPU seconds of ``whole(i)`` and of ``bare(i)`` over every batch ``i``, run alternately
+    batch by batch (neither side always first), ``repeats`` times over."""
+    spent = {True: 0.0, False: 0.0}
     for round_ in range(repeats):
-        for number, (batch, chunk) in enumerate(zip(raw, texts, strict=True)):
-            first_whole = (number + round_) % 2 == 0  # neither side always runs first
+        for number in range(batches):
+            first_whole = (number + round_) % 2 == 0
             for run_whole in (first_whole, not first_whole):
                 started = time.process_time()
-                worker(batch) if run_whole else encode(chunk)
+                whole(number) if run_whole else bare(number)
                 spent[run_whole] += time.process_time() - started
-    whole, bare = spent[True], spent[False]
-    samples = repeats * sum(map(len, texts))
-    return (whole - bare) / samples * 1e6, bare / whole
-
-
-def _ids_out_us(path: Path, chunks: list[list[str]], repeats: int) -> float:
-    """CPU per sample (µs) to take the ids out of the library's result: tokenizer.json's
-    ``Encoding.ids`` Python lists; 0 for SentencePiece, whose fastest call returns the arrays."""
-    if tokenizer_kind(path) == "sentencepiece":
-        return 0.0
-    tok = load_library_tokenizer("hf_json", str(path))
-    results = [tok.encode_batch_fast(chunk, add_special_tokens=False) for chunk in chunks]
-    samples = sum(map(len, chunks))
-    return (
-        statistics.median(
-            _cpu_seconds(lambda: [[e.ids for e in result] for result in results])
-            for _ in range(repeats)
-        )
-        / samples
-        * 1e6
-    )
-
-
-def _cpu_seconds(work: Callable[[], object]) -> float:
-    started = time.process_time()
-    work()
-    return time.process_time() - started
+    return spent[True], spent[False]
 
 
 def _mb_per_cpu_second(work: Callable[[], object], megabytes: float, repeats: int) -> float:
-    return statistics.median(megabytes / _cpu_seconds(work) for _ in range(repeats))
+    rates = []
+    for _ in range(repeats):
+        started = time.process_time()
+        work()
+        rates.append(megabytes / (time.process_time() - started))
+    return statistics.median(rates)
 
 
 def main(argv: list[str] | None = None) -> None:
     """CLI entry point."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--tokenizer", type=Path, action="append", help="repeatable (default: demo)")
+    p.add_argument("--input", type=Path, default=None, help="source JSONL (default: bundled demo)")
+    p.add_argument("--fields", default=",".join(DEFAULT_FIELDS), help="comma-separated keys")
+    p.add_argument("--template", default=DEFAULT_TEMPLATE, help="template (\\n as real newlines)")
     p.add_argument("--samples", type=int, default=10_000)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--batch", type=int, default=1024, help="texts per encoding call")
@@ -138,8 +127,10 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = p.parse_args(argv)
     args.workdir.mkdir(parents=True, exist_ok=True)
-    source = cached(default_input(), DEFAULT_FIELDS, args.samples, args.workdir)
-    spec = {"input": str(source), "fields": DEFAULT_FIELDS, "template": DEFAULT_TEMPLATE}
+    fields = tuple(f for f in args.fields.split(",") if f)
+    source = cached(args.input or default_input(), fields, args.samples, args.workdir)
+    template = args.template.replace("\\n", "\n").replace("\\t", "\t")
+    spec = {"input": str(source), "fields": fields, "template": template}
     texts = _render_all(spec)
     lines = source.read_bytes().splitlines()
     rendered_mb = sum(len(t.encode("utf-8")) for t in texts) / 1e6
@@ -150,7 +141,9 @@ def main(argv: list[str] | None = None) -> None:
     parse = _mb_per_cpu_second(lambda: list(map(orjson.loads, lines)), jsonl_mb, args.repeats)
     print(f"| orjson.loads (JSONL lines) | {parse:,.1f} |")
     arrays = [b"[" + b",".join(chunk) + b"]" for chunk in _chunks(lines, args.batch)]
-    parse_batch = _mb_per_cpu_second(lambda: list(map(orjson.loads, arrays)), jsonl_mb, args.repeats)
+    parse_batch = _mb_per_cpu_second(
+        lambda: list(map(orjson.loads, arrays)), jsonl_mb, args.repeats
+    )
     print(f"| orjson.loads (one JSON array per batch) | {parse_batch:,.1f} |")
     digest = _mb_per_cpu_second(
         lambda: [hashlib.sha256(t.encode("utf-8")).digest() for t in texts],
@@ -161,31 +154,38 @@ def main(argv: list[str] | None = None) -> None:
     own: list[str] = []
     bound: list[str] = []
     chunks = list(_chunks(texts, args.batch))
-    per_sample = 1e6 / len(texts)  # µs per sample of one second over all of them
-    parse_us = jsonl_mb / max(parse, parse_batch) * per_sample
-    digest_us = rendered_mb / digest * per_sample
+
+    def floor(number: int, with_ids: Callable) -> None:
+        # Every sample must be parsed (orjson's fastest way: one array per batch) and hashed.
+        orjson.loads(arrays[number])
+        [hashlib.sha256(text.encode("utf-8")).digest() for text in chunks[number]]
+        with_ids(chunks[number])
+
+    samples = args.repeats * len(texts)
     for path in args.tokenizer or default_tokenizers():
-        encode = _encoder(path)
+        encode, with_ids = _encoder(path)
         rate = _mb_per_cpu_second(
             lambda encode=encode: [encode(chunk) for chunk in chunks], rendered_mb, args.repeats
         )
         print(f"| {path.name} | {rate:,.2f} |")
-        worker, raw = _worker(path, args.tokenizer_options, source, args.batch, args.workdir)
-        extra, share = _own_work_us(worker, raw, chunks, encode, args.repeats)
-        own.append(f"| {path.name} | {extra:,.1f} | {share:.3f} |")
-        library_us = rendered_mb / rate * per_sample
-        ids_us = _ids_out_us(path, chunks, args.repeats)
-        best = library_us / (library_us + parse_us + digest_us + ids_us)
+        worker, raw = _worker(path, args.tokenizer_options, spec, args.batch, args.workdir)
+        bare_call = lambda number, encode=encode: encode(chunks[number])  # noqa: E731
+        whole_batch = lambda number, worker=worker, raw=raw: worker(raw[number])  # noqa: E731
+        whole, bare = _alternated(whole_batch, bare_call, len(chunks), args.repeats)
+        own.append(f"| {path.name} | {(whole - bare) / samples * 1e6:,.1f} | {bare / whole:.3f} |")
+        least, bare = _alternated(
+            partial(floor, with_ids=with_ids), bare_call, len(chunks), args.repeats
+        )
         bound.append(
-            f"| {path.name} | {library_us:,.1f} | {parse_us:,.2f} | {digest_us:,.2f} "
-            f"| {ids_us:,.2f} | {best:.3f} |"
+            f"| {path.name} | {bare / samples * 1e6:,.1f} | {(least - bare) / samples * 1e6:,.2f} "
+            f"| {bare / least:.3f} |"
         )
     print("\n# MintDim's own work in a worker, beyond the library call")
     print("| tokenizer | µs per sample | library call / whole batch |\n|---|---:|---:|")
     print("\n".join(own))
     print("\n# The bound: the best ratio to the ceiling after what every sample must cost")
-    print("| tokenizer | library µs/sample | parse µs | SHA-256 µs | ids out µs | bound |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print("| tokenizer | library µs/sample | parse, SHA-256, ids out µs | bound |")
+    print("|---|---:|---:|---:|")
     print("\n".join(bound))
 
 
