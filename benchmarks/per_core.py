@@ -63,7 +63,13 @@ def _encoder(path: Path) -> tuple[Callable[[list[str]], object], Callable[[list[
         call = partial(tok.encode, num_threads=1, return_type="numpy")
         return lambda texts: sum(map(len, call(texts))), call
     call = partial(tok.encode_batch_fast, add_special_tokens=False)
-    return lambda texts: sum(map(len, call(texts))), lambda texts: [e.ids for e in call(texts)]
+    return lambda texts: sum(map(len, call(texts))), partial(_ids_out, call)
+
+
+def _ids_out(call: Callable[[list[str]], list], texts: list[str]) -> None:
+    # Each text's ids list is made and dropped at once, the least any writer of them can spend.
+    for encoding in call(texts):
+        encoding.ids  # noqa: B018
 
 
 def _worker(
