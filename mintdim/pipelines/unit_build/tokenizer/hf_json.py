@@ -7,11 +7,11 @@ A tokenizer.json may carry padding and truncation settings (all-MiniLM-L6-v2 pad
 from __future__ import annotations
 
 import array
-import json
 
 import numpy as np
+import orjson
 import tokenizers
-from tokenizers import Tokenizer
+from tokenizers import Tokenizer, models
 
 from mintdim.pipelines.unit_build.contracts import TokenizerSpec
 from mintdim.pipelines.unit_build.tokenizer.specials import Found, resolve_specials
@@ -41,12 +41,14 @@ class HFJsonEncoder:
             raise TokenizerLoadError(path=spec.path, method=spec.kind, detail=str(err)) from err
         vocab = self._tok.get_vocab(with_added_tokens=True)
         self.vocab_size = max(len(vocab), max(vocab.values(), default=-1) + 1)
-        content = json.loads(self._tok.to_str())
+        # Each special is read from the part of the loaded object that holds it: serialising the
+        # whole tokenizer (vocabulary and merges) to JSON and parsing it back took a third of
+        # loading roberta-base, before any worker could start.
         ids = resolve_specials(
             spec,
-            unk=self._unk(content["model"]),
+            unk=self._unk(),
             pad=self._pad(),
-            eos=self._eos(content),
+            eos=self._eos(),
             looked_for={
                 "unk_id": f"model unk_token / unk_id, then tokens {' and '.join(_UNK_TOKENS)}",
                 "pad_id": f"padding.pad_id, then tokens {' and '.join(_PAD_TOKENS)}",
@@ -61,13 +63,16 @@ class HFJsonEncoder:
         self._tok.no_padding()
         self._tok.no_truncation()
 
-    def _unk(self, model: dict) -> Found:
-        # Unigram models keep unk_id only in the serialised model; the Python object hides it.
-        token = model.get("unk_token")
+    def _unk(self) -> Found:
+        model = self._tok.model
+        token = getattr(model, "unk_token", None)  # BPE, WordPiece, WordLevel
         if isinstance(token, str) and self._tok.token_to_id(token) is not None:
             return self._tok.token_to_id(token), f"model.unk_token {token!r}"
-        if isinstance(model.get("unk_id"), int):
-            return model["unk_id"], "model.unk_id"
+        if isinstance(model, models.Unigram):
+            # Unigram models keep unk_id only in the serialised model; the Python object hides it.
+            unk_id = orjson.loads(model.__getstate__()).get("unk_id")
+            if isinstance(unk_id, int):
+                return unk_id, "model.unk_id"
         return self._by_token(_UNK_TOKENS)
 
     def _pad(self) -> Found:
@@ -76,15 +81,19 @@ class HFJsonEncoder:
             return padding["pad_id"], "padding.pad_id"
         return self._by_token(_PAD_TOKENS)
 
-    def _eos(self, content: dict) -> Found:
+    def _eos(self) -> Found:
         """The token the file's own post-processor closes a sequence with (t5 ``</s>``, bert
         ``[SEP]``), else a special added token with a conventional EOS name (phi-2's
         ``<|endoftext|>``): what HF's ``add_special_tokens`` and tokenizer configs use."""
-        for processor in _processors(content.get("post_processor")):
+        loaded = self._tok.post_processor
+        for processor in _processors(
+            None if loaded is None else orjson.loads(loaded.__getstate__())
+        ):
             token = _closing_token(processor)
             if token is not None and self._tok.token_to_id(token) is not None:
                 return self._tok.token_to_id(token), f"post_processor {processor['type']} {token!r}"
-        special = {t["content"] for t in content.get("added_tokens", []) if t.get("special")}
+        added = self._tok.get_added_tokens_decoder().values()
+        special = {token.content for token in added if token.special}
         for token in _EOS_TOKENS:
             if token in special:
                 return self._tok.token_to_id(token), f"special token {token}"
