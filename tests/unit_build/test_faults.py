@@ -59,11 +59,13 @@ def _rows(count: int, words: int = 300) -> list[dict]:
     return [{"text": " ".join(["the model data"] * (words // 3)) + f" {i}"} for i in range(count)]
 
 
-def _assert_failed_build(out: Path, error_name: str, sizes: list[int] = SIZES) -> None:
+def _assert_failed_build(
+    out: Path, error_name: str, sizes: list[int] = SIZES, resumable: bool = True
+) -> None:
     """No manifest, every unit directory carries the failure marker naming the error, and the
-    staging area stays for a resume."""
+    staging area stays for a resume (a build that was not resumable has none)."""
     assert not (out / "manifest.json").exists()
-    assert (out / "staging" / "job.json").is_file()
+    assert (out / "staging" / "job.json").is_file() == resumable
     units = sorted(p for p in out.iterdir() if p.is_dir() and p.name != "staging")
     assert {p.name for p in units} == {f"unit_{size}" for size in sizes}
     for unit in units:
@@ -249,8 +251,9 @@ def test_a_full_tmpdir_under_the_spool_files_names_it(cwd, sp_model, small_disk,
     spool = small_disk("64k")
     monkeypatch.setenv("TMPDIR", str(spool))
     monkeypatch.setattr("tempfile.tempdir", None)  # read TMPDIR again
-    # Workers spool a short report per piece, and Python's tempfile passes over a TMPDIR that is
-    # already full: the disk fills up just after the build made its spool directory there.
+    # Workers spool each batch of a build that is not resumable (a piece's short report comes
+    # back through the pipe), and Python's tempfile passes over a TMPDIR that is already full:
+    # the disk fills up just after the build made its spool directory there.
     make_spool = tempfile.TemporaryDirectory
 
     def spool_then_fill(*args, **kwargs):
@@ -264,13 +267,13 @@ def test_a_full_tmpdir_under_the_spool_files_names_it(cwd, sp_model, small_disk,
     write_jsonl("data.jsonl", _rows(400))
     with pytest.raises(errors.BuildWriteError) as caught:
         job(["data.jsonl"], sp_model, sizes=[[64, 1024]], build_batch=[100]).run(
-            workers=2, piece_bytes=4096
+            workers=2, resumable=False
         )
     err = caught.value
     assert (err.place, err.reason) == ("spool", "disk_full")
     assert err.directory.startswith(str(spool))
     assert "TMPDIR" in err.message("en") and "TMPDIR" in err.message("vi")
-    _assert_failed_build(cwd / "out", "BuildWriteError", sizes=[64, 1024])
+    _assert_failed_build(cwd / "out", "BuildWriteError", sizes=[64, 1024], resumable=False)
     assert [p.name for p in spool.iterdir()] == ["filler"]  # the spool directory is gone
 
 

@@ -7,6 +7,8 @@ unit directory says the build failed, no manifest exists, and no worker process 
 from __future__ import annotations
 
 import os
+import pickle
+import select
 import signal
 import subprocess
 import sys
@@ -268,3 +270,31 @@ def test_a_worker_stuck_past_the_grace_period_is_terminated(tmp_path, hf_json, s
     assert time.monotonic() - signalled < 30, "the stuck worker held the build open"
     _assert_stopped_by(process, stderr, "SIGINT")
     _assert_failed_cleanly(out, workers, "BuildInterruptedError")
+
+
+def test_a_short_result_crosses_the_pipe_and_a_long_one_a_spool_file(tmp_path, monkeypatch):
+    """A piece's report comes back pickled, with no file made for it; a batch comes back as the
+    path of a spool file that holds it, which the main process reads and removes. Either message
+    the pool writes stays below PIPE_BUF, so a worker killed mid-write cannot leave half of it."""
+    from concurrent.futures import Future
+    from concurrent.futures.process import _ResultItem
+
+    from mintdim.pipelines.unit_build import workers
+
+    short, long = {"piece": 7, "reused": False}, list(range(5000))
+    monkeypatch.setattr(workers, "_worker_encoder", lambda item: item)
+    monkeypatch.setattr(workers, "_worker_spool", str(tmp_path))
+    replies = [workers._encode(short), workers._encode(long)]
+    assert isinstance(replies[0], bytes)
+    assert [p.name for p in tmp_path.iterdir()] == [Path(replies[1]).name]
+    largest = _ResultItem(2**31, result=b"\xff" * workers._INLINE_BYTES)
+    # The pool pickles each result item whole into its pipe (multiprocessing.queues.SimpleQueue).
+    for message in (largest, _ResultItem(2**31, result=replies[1])):
+        assert len(pickle.dumps(message)) + 4 <= select.PIPE_BUF
+    received = []
+    for reply in replies:
+        future: Future = Future()
+        future.set_result(reply)
+        received.append(workers._result(future))
+    assert received == [short, long]
+    assert not list(tmp_path.iterdir())
