@@ -284,6 +284,16 @@ def test_a_short_result_crosses_the_pipe_and_a_long_one_a_spool_file(tmp_path, m
     short, long = {"piece": 7, "reused": False}, list(range(5000))
     monkeypatch.setattr(workers, "_worker_encoder", lambda item: item)
     monkeypatch.setattr(workers, "_worker_spool", str(tmp_path))
+    # The largest result kept in memory, and one byte more.
+    edge = next(
+        b"x" * n
+        for n in range(workers._INLINE_BYTES)
+        if len(pickle.dumps(b"x" * n, protocol=pickle.HIGHEST_PROTOCOL)) == workers._INLINE_BYTES
+    )
+    assert workers._encode(edge) == pickle.dumps(edge, protocol=pickle.HIGHEST_PROTOCOL)
+    over = workers._encode(edge + b"x")
+    assert Path(over).read_bytes() == pickle.dumps(edge + b"x", protocol=pickle.HIGHEST_PROTOCOL)
+    Path(over).unlink()
     replies = [workers._encode(short), workers._encode(long)]
     assert isinstance(replies[0], bytes)
     assert [p.name for p in tmp_path.iterdir()] == [Path(replies[1]).name]

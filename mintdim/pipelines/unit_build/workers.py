@@ -6,8 +6,9 @@ With one worker everything runs in this process. With more, a process pool works
 window of items (so memory stays flat however fast the file is read) and results are yielded
 strictly in submission order, which keeps sample ids, shards and indexes identical to a
 one-worker build. A long result (a batch) travels through a spool file, so only a short path
-crosses the pool's pipe; a short one (a piece's report) crosses it pickled. Workers ignore SIGINT: Ctrl-C reaches the main process, which stops the pool and
-leaves no process behind. A worker that dies becomes a ``WorkerError``.
+crosses the pool's pipe; a short one (a piece's report) crosses it pickled. Workers ignore
+SIGINT: Ctrl-C reaches the main process, which stops the pool and leaves no process behind. A
+worker that dies becomes a ``WorkerError``.
 
 On Linux workers are forked: they inherit the tokenizers already loaded for validation and never
 re-import the caller's ``__main__`` (spawn does, which breaks notebooks, stdin scripts and scripts
@@ -33,7 +34,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager, suppress
 from multiprocessing.process import BaseProcess
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 from mintdim.shared.errors import BuildWriteError, MintDimError, WorkerError
 from mintdim.shared.signals import stop_signals_ignored
@@ -223,15 +224,44 @@ def _encode(batch: Any) -> bytes | str:
     path keeps the message far below PIPE_BUF, so the kernel writes it whole or not at all.
     """
     result = _worker_encoder(batch)
-    data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
-    if len(data) <= _INLINE_BYTES:
-        return data
     path = os.path.join(_worker_spool, f"{os.getpid()}-{next(_spool_numbers)}.pickle")
+    spill = _Spill(path)
     try:
-        with open(path, "wb") as handle:
-            handle.write(data)
+        pickle.dump(result, spill, protocol=pickle.HIGHEST_PROTOCOL)
+        return spill.close()
     except OSError as err:
-        with suppress(OSError):
-            os.unlink(path)  # half a pickle, and it holds space others need
+        spill.discard()  # half a pickle, and it holds space others need
         raise BuildWriteError.from_os_error("spool", _worker_spool, err) from None
-    return path
+
+
+class _Spill:
+    """A pickle's destination: memory while it is at most ``_INLINE_BYTES`` long, past that the
+    spool file ``path``, written as the pickler goes (a batch is never copied whole)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._held = bytearray()
+        self._file: BinaryIO | None = None
+
+    def write(self, data: bytes) -> None:
+        if self._file is None and len(self._held) + len(data) <= _INLINE_BYTES:
+            self._held += data
+            return
+        if self._file is None:
+            self._file = open(self.path, "wb")  # noqa: SIM115 - closed by close() or discard()
+            self._file.write(self._held)
+        self._file.write(data)
+
+    def close(self) -> bytes | str:
+        """The pickle itself when it stayed short, else the path of the file now holding it."""
+        if self._file is None:
+            return bytes(self._held)
+        self._file.close()
+        return self.path
+
+    def discard(self) -> None:
+        if self._file is not None:
+            with suppress(OSError):
+                self._file.close()
+            with suppress(OSError):
+                os.unlink(self.path)
