@@ -10,16 +10,18 @@ from __future__ import annotations
 import hashlib
 import os
 import signal
+import struct
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import orjson
 import pytest
 
 from mintdim.pipelines.unit_build import batch as batch_module
 from mintdim.pipelines.unit_build.contracts import FilePlan
-from mintdim.pipelines.unit_build.output.staging import Staging
+from mintdim.pipelines.unit_build.output.staging import MARKER_END, Staging
 from mintdim.pipelines.unit_build.output.verify import verify_build
 from mintdim.pipelines.unit_build.pieces import cut_pieces, default_piece_bytes
 from mintdim.shared import errors
@@ -236,17 +238,14 @@ def test_resume_after_the_build_was_sigkilled(cwd, sp_model, monkeypatch):
         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
     )
     deadline = time.monotonic() + 60
-    while (
-        len(list(Path("out/staging").glob("*.json"))) < 41 and child.poll() is None
-    ):  # job.json too
+    while len(list(Path("out/staging").glob("*.fragment"))) < 40 and child.poll() is None:
         assert time.monotonic() < deadline
         time.sleep(0.01)
     os.kill(child.pid, signal.SIGKILL)
     assert child.wait() == -signal.SIGKILL
     time.sleep(0.3)  # the forked workers die with their parent (PR_SET_PDEATHSIG)
     assert not Path("out/manifest.json").exists()
-    markers = len(list(Path("out/staging").glob("*.json"))) - 1  # job.json
-    assert markers >= 40
+    assert len(list(Path("out/staging").glob("*.fragment"))) >= 40
 
     encoded = _count_encoded_batches(monkeypatch)
     _build("out", 1, None, tokenizer=sp_model, resume=True)
@@ -300,19 +299,51 @@ def test_a_build_killed_while_removing_its_fragments_is_complete_and_resume_tidi
     assert [o.stats for o in result.outputs] == [read_json(f"ref/{n}/stats.json") for n in "ab"]
 
 
-def test_a_damaged_fragment_is_encoded_again_on_resume(cwd, sp_model):
+def _marker_of(fragment: Path) -> dict:
+    """The marker closing a fragment: JSON, then its length and MARKER_END (output/staging.py)."""
+    data = fragment.read_bytes()
+    length, end = struct.unpack("<Q8s", data[-16:])
+    assert end == MARKER_END
+    return orjson.loads(data[-16 - length : -16])
+
+
+def _flip(data: bytes, at: int) -> bytes:
+    damaged = bytearray(data)
+    damaged[at] ^= 0xFF
+    return bytes(damaged)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda data: _flip(data, len(data) // 3),  # in a batch
+        lambda data: _flip(data, len(data) - 30),  # in its marker
+        lambda data: _flip(data, len(data) - 1),  # in the marker's end
+        lambda data: data[:-1],  # cut short: a power loss took its end
+        lambda data: data[: len(data) // 2],
+        lambda data: b"",
+    ],
+    ids=["batch", "marker", "marker-end", "cut-1", "cut-half", "empty"],
+)
+def test_a_damaged_fragment_is_encoded_again_on_resume(cwd, sp_model, damage, monkeypatch):
     rows = _rows(200)
     rows[190] = "not json"
     write_jsonl("data/a.jsonl", rows)
     with pytest.raises(errors.SourceParseError):
         _build("out", 1, 300, tokenizer=sp_model)
-    first = sorted(Path("out/staging").glob("*.fragment"))[0]
-    damaged = bytearray(first.read_bytes())
-    damaged[len(damaged) // 2] ^= 0xFF
-    first.write_bytes(damaged)
+    fragments = sorted(Path("out/staging").glob("*.fragment"))
+    # The first line of the second piece and of the last (the one that failed), from markers.
+    second, last = (
+        _marker_of(path)["piece"]["first_line"] for path in (fragments[1], fragments[-1])
+    )
+    fragments[0].write_bytes(damage(fragments[0].read_bytes()))
     rows[190] = {"text": "now json"}
     write_jsonl("data/a.jsonl", rows)
+    encoded = _count_encoded_batches(monkeypatch)
     _build("out", 1, None, tokenizer=sp_model, resume=True)
+    # The damaged piece and the one that failed (and after) are encoded again, no other.
+    assert encoded[0] == 1 and encoded[-1] >= last > second > 1
+    assert all(line < second or line >= last for line in encoded)
     _build("ref", 1, 300, tokenizer=sp_model)
     assert tree_bytes("out") == tree_bytes("ref")
 

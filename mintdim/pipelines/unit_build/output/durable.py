@@ -38,8 +38,8 @@ def json_bytes(content: object) -> bytes:
     return orjson.dumps(content, option=orjson.OPT_INDENT_2) + b"\n"
 
 
-def file_sha256(path: Path) -> str:
-    """SHA-256 hex digest of a file's bytes.
+def file_sha256(path: Path, limit: int | None = None) -> str:
+    """SHA-256 hex digest of a file's bytes (its first ``limit`` bytes, when given).
 
     Read into one buffer per thread, reused: fresh blocks cost a page fault per page (a quarter
     of the time of hashing them), and a few large reads let a thread hashing beside busy ones
@@ -50,8 +50,10 @@ def file_sha256(path: Path) -> str:
         buffer = _buffers.buffer = bytearray(_HASH_BLOCK)
     view, digest = memoryview(buffer), hashlib.sha256()
     with open_sequential(path) as handle:
-        while size := handle.readinto(buffer):
+        while size := handle.readinto(view if limit is None else view[: min(limit, len(view))]):
             digest.update(view[:size])
+            if limit is not None:
+                limit -= size
     return digest.hexdigest()
 
 
