@@ -2380,6 +2380,71 @@ class ResumeMismatchError(MintDimError, ValueError):
         )
 
 
+class FragmentDamagedError(MintDimError, RuntimeError):
+    """Raised when a piece's fragment in the staging area no longer reads whole while the build
+    assembles it: it changed after a worker wrote it."""
+
+    _REASONS: ClassVar[dict[str, Bilingual]] = {
+        "marker": Bilingual(
+            "its closing marker is missing, cut short or does not match its length",
+            "marker ở cuối của nó bị thiếu, bị cắt ngắn hoặc không khớp với độ dài của nó",
+        ),
+        "batches": Bilingual(
+            "its batches no longer read back as they were written",
+            "các batch của nó không còn đọc lại được như khi được ghi",
+        ),
+    }
+
+    fragment: str
+    file: str
+    byte_range: str
+    reason: str = _choice(_REASONS)
+    detail: str = ""
+
+    summary = Bilingual(
+        "A piece's fragment in the staging area changed after it was written; no manifest was "
+        "written.",
+        "Một fragment của một piece trong vùng staging đã thay đổi sau khi được ghi; không có "
+        "manifest nào được ghi.",
+    )
+    examples = (
+        {
+            "fragment": "./artifacts/token_shards/staging/000000-000012.fragment",
+            "file": "./data/alpaca.jsonl",
+            "byte_range": "12582912-13631488",
+            "reason": "marker",
+        },
+        {
+            "fragment": "./artifacts/token_shards/staging/000000-000012.fragment",
+            "file": "./data/alpaca.jsonl",
+            "byte_range": "12582912-13631488",
+            "reason": "batches",
+            "detail": "pickle data was truncated",
+        },
+    )
+
+    def _sections(self) -> Iterator[Any]:
+        yield Bilingual("Fragment", "Fragment"), self.fragment
+        yield (
+            Bilingual("Piece", "Piece"),
+            Bilingual("bytes {byte_range} of {file}", "các byte {byte_range} của {file}"),
+        )
+        yield _H.REASON, self._REASONS[self.reason]
+        if self.detail:
+            yield _H.LIBRARY_ERROR, self.detail
+        yield (
+            _H.FIX,
+            Bilingual(
+                "keep other processes out of the staging directory while a build runs and check "
+                "the disk, then run the same build again with resume=True: the damaged piece is "
+                "encoded again, intact ones are reused",
+                "hãy giữ các tiến trình khác tránh xa thư mục staging khi build đang chạy và kiểm "
+                "tra ổ đĩa, rồi chạy lại đúng build đó với resume=True: piece bị hỏng được encode "
+                "lại, các piece còn nguyên được dùng lại",
+            ),
+        )
+
+
 class RayMissingError(MintDimError, ImportError):
     """Raised when ``executor="ray"`` is asked for and the ``ray`` package cannot be imported."""
 

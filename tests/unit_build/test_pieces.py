@@ -400,3 +400,40 @@ def test_bad_run_options_are_named(cwd, sp_model, options, option, rule):
         job(["data/a.jsonl"], sp_model, sizes=[SIZES]).run(workers=1, **options)
     assert (info.value.option, info.value.rule) == (option, rule)
     assert not Path("out").exists()
+
+
+@pytest.mark.parametrize(
+    ("damage", "reason"),
+    [(lambda data: data[:-1], "marker"), (lambda data: _flip(data, 0), "batches")],
+    ids=["marker", "batches"],
+)
+def test_a_fragment_damaged_before_assembly_is_named_and_resume_mends_it(
+    cwd, sp_model, monkeypatch, damage, reason
+):
+    """A fragment changed between its worker's write and the driver's read (another process, a
+    failing disk) stops the build with FragmentDamagedError: every unit marked failed, no
+    manifest; the same build resumed encodes that piece again."""
+    write_jsonl("data/a.jsonl", _rows(200))
+    real = Staging.write
+
+    def write_then_damage(self, piece, batches):
+        done = real(self, piece, batches)
+        if piece.number == 2:
+            path = self._fragment(piece)
+            path.write_bytes(damage(path.read_bytes()))
+        return done
+
+    monkeypatch.setattr(Staging, "write", write_then_damage)
+    with pytest.raises(errors.FragmentDamagedError) as caught:
+        _build("out", 1, 300, tokenizer=sp_model)
+    err = caught.value
+    assert (err.reason, err.file) == (reason, "data/a.jsonl")
+    assert err.fragment.endswith("staging/000000-000002.fragment")
+    assert "resume=True" in err.message("en") and "resume=True" in err.message("vi")
+    assert not Path("out/manifest.json").exists()
+    units = sorted(Path("out").glob("unit_*"))
+    assert units and all((unit / "UNIT_BUILD_FAILED.md").is_file() for unit in units)
+    monkeypatch.setattr(Staging, "write", real)
+    _build("out", 1, None, tokenizer=sp_model, resume=True)
+    _build("ref", 1, 300, tokenizer=sp_model)
+    assert tree_bytes("out") == tree_bytes("ref")

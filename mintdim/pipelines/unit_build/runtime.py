@@ -197,7 +197,8 @@ def _encoded_batches(
     with closing(_encode(PieceEncoder(plan, encoders), pieces, options)) as fragments:
         for fragment in fragments:
             file = plan.files[fragment.piece.file_index]
-            yield from Staging(plan.outputs[file.output_index].abs_path).read(fragment.piece)
+            staging = Staging(plan.outputs[file.output_index].abs_path)
+            yield from staging.read(fragment.piece, file.path)
 
 
 def _local_workers(options: RunOptions) -> int:

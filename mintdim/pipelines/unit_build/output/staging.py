@@ -47,7 +47,7 @@ import orjson
 from mintdim._version import __version__
 from mintdim.pipelines.unit_build.batch import EncodedBatch
 from mintdim.pipelines.unit_build.output.durable import file_sha256, json_bytes
-from mintdim.shared.errors import MintDimError, ResumeMismatchError
+from mintdim.shared.errors import FragmentDamagedError, MintDimError, ResumeMismatchError
 
 __all__ = ["DIRNAME", "JOB", "Fragment", "Piece", "Staging", "job_record"]
 
@@ -155,19 +155,38 @@ class Staging:
             temporary.unlink(missing_ok=True)
         return Fragment(piece, reused=False)
 
-    def read(self, piece: Piece) -> Iterator[EncodedBatch]:
-        """The fragment's batches in order; the error a sample raised is raised here, in order."""
+    def read(self, piece: Piece, source: str) -> Iterator[EncodedBatch]:
+        """The fragment's batches in order; the error a sample raised is raised here, in order.
+
+        ``source`` names the piece's input file, as the plan does, for ``FragmentDamagedError``:
+        a fragment that no longer reads whole (only another process or a failing disk does that
+        between a worker's write and this read)."""
         with open(self._fragment(piece), "rb") as handle:
             marker = _marker(handle)
-            # Written by this build moments ago: without its marker (a failing disk) it reads as
-            # far as it goes.
-            end = os.fstat(handle.fileno()).st_size if marker is None else marker["bytes"]
+            if marker is None:
+                raise self._damaged(piece, source, "marker")
             handle.seek(0)
-            while handle.tell() < end:
-                item = pickle.load(handle)
+            while handle.tell() < marker["bytes"]:
+                try:
+                    item = pickle.load(handle)
+                except Exception as err:  # garbage makes pickle raise almost anything
+                    raise self._damaged(piece, source, "batches", str(err)) from err
                 if isinstance(item, MintDimError):
                     raise item
+                if not isinstance(item, EncodedBatch):
+                    raise self._damaged(piece, source, "batches", type(item).__name__)
                 yield item
+
+    def _damaged(
+        self, piece: Piece, source: str, reason: str, detail: str = ""
+    ) -> FragmentDamagedError:
+        return FragmentDamagedError(
+            fragment=str(self._fragment(piece)),
+            file=source,
+            byte_range=f"{piece.start}-{piece.end}",
+            reason=reason,
+            detail=detail,
+        )
 
     def remove(self) -> None:
         """Remove the whole area (the build's own files are complete)."""
