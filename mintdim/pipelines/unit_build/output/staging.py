@@ -15,10 +15,12 @@ failed, or with the ``MintDimError`` a sample raised. The assembler feeds them t
 
 A fragment appears whole or not at all (written under a temporary name, then renamed). Its
 marker closes it: JSON, then its length and ``MARKER_END`` as the file's last 16 bytes (one
-file per piece, not two: creating a file took 0.6 ms of CPU on the benchmark VM). A piece counts as done when its fragment's marker names the same piece (same
-bytes, same first line, same SHA-256 of the input bytes) and the batches before the marker have
-the size and SHA-256 it gives. Nothing here is fsynced: after a power loss a fragment that lost
-its bytes fails that check and its piece is encoded again.
+file per piece, not two: creating a file took 0.6 ms of CPU on the benchmark VM). A piece
+counts as done when its fragment's marker names the same piece (same bytes, same first line,
+same SHA-256 of the input bytes) and the batches before the marker have the size and SHA-256
+it gives. Nothing here is fsynced: after a power loss a fragment that lost its bytes fails that
+check and its piece is encoded again. One that changes while the build still runs fails the
+build with ``FragmentDamagedError`` when it is assembled.
 
 ``job.json`` holds the plan of the output directory (its files, templates, tokenizer and its
 SHA-256, unit sizes, shard size), ``piece_bytes`` and the MintDim version. Resuming checks it
