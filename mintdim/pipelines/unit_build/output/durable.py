@@ -73,8 +73,11 @@ class HashedFile:
         self._handle.write(data)
         self._bytes += len(data)
 
-    def close(self) -> None:
-        """Flush and close the file."""
+    def close(self, sync: bool = False) -> None:
+        """Flush and close the file; ``sync``: fsync it first."""
+        if sync:
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
         self._handle.close()
 
     def record(self) -> dict[str, object]:

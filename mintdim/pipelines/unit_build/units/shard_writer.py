@@ -10,16 +10,14 @@ written in lockstep.
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
 import numpy as np
 
 from mintdim.pipelines.unit_build.output import spans
+from mintdim.pipelines.unit_build.output.durable import HashedFile
 from mintdim.shared.human import human_bytes
 from mintdim.shared.lang import Bilingual
 from mintdim.shared.log import get_logger, show
@@ -99,33 +97,23 @@ class UnitShardWriter:
         self.samples_per_shard = samples_per_shard
         self.samples = 0
         self.closed: list[ShardRecord] = []
-        self._handle: BinaryIO | None = None
-        self._hash = hashlib.sha256()
+        self._shard: HashedFile | None = None
         self._in_shard = 0
-        self._bytes = 0
         self._spans_stored = spans_stored
-        self._spans: BinaryIO | None = None
-        self._spans_hash = hashlib.sha256()
-        self._spans_bytes = 0
+        self._spans: HashedFile | None = None
 
     def write(self, rows: np.ndarray, span_rows: np.ndarray | None = None) -> None:
         """Append records (a 2-D array of width ``unit_size``), splitting them across shards;
         ``span_rows`` are their span records when spans are stored."""
         start = 0
         while start < len(rows):
-            if self._handle is None:
+            if self._shard is None:
                 self._open()
             take = min(self.samples_per_shard - self._in_shard, len(rows) - start)
-            data = rows[start : start + take].tobytes()
-            self._handle.write(data)
-            self._hash.update(data)
+            self._shard.write(rows[start : start + take].tobytes())
             if self._spans is not None:
-                span_data = span_rows[start : start + take].tobytes()
-                self._spans.write(span_data)
-                self._spans_hash.update(span_data)
-                self._spans_bytes += len(span_data)
+                self._spans.write(span_rows[start : start + take].tobytes())
             self._in_shard += take
-            self._bytes += len(data)
             self.samples += take
             start += take
             if self._in_shard == self.samples_per_shard:
@@ -133,55 +121,48 @@ class UnitShardWriter:
 
     def finish(self) -> list[ShardRecord]:
         """Close the last, possibly short, shard and return every shard written."""
-        if self._handle is not None:
+        if self._shard is not None:
             self._close()
         return self.closed
 
     def abort(self) -> None:
         """Close the open files without recording them (the build failed)."""
-        for handle in (self._handle, self._spans):
-            if handle is not None:
-                handle.close()
-        self._handle = self._spans = None
+        for file in (self._shard, self._spans):
+            if file is not None:
+                file.close()
+        self._shard = self._spans = None
 
     def _open(self) -> None:
         number = len(self.closed)
-        self._handle = open(self.unit_path / shard_name(number), "xb")  # noqa: SIM115
-        self._hash = hashlib.sha256()
+        self._shard = HashedFile(self.unit_path / shard_name(number))
         self._in_shard = 0
-        self._bytes = 0
         if self._spans_stored:
-            self._spans = open(self.unit_path.parent / spans_path(self.unit_size, number), "xb")  # noqa: SIM115
-            self._spans_hash = hashlib.sha256()
-            self._spans_bytes = 0
+            self._spans = HashedFile(self.unit_path.parent / spans_path(self.unit_size, number))
 
     def _close(self) -> None:
-        assert self._handle is not None  # noqa: S101 - only called with an open shard
+        assert self._shard is not None  # noqa: S101 - only called with an open shard
         # The build fsyncs everything before its manifest anyway; doing it per shard here, while
         # the workers keep tokenizing, leaves little for that last step to wait for.
         number = len(self.closed)
         span_record = None
         if self._spans is not None:
-            _sync_close(self._spans)
+            self._spans.close(sync=True)
+            span_record = {"path": spans_path(self.unit_size, number), **self._spans.record()}
             self._spans = None
-            span_record = {
-                "path": spans_path(self.unit_size, number),
-                "bytes": self._spans_bytes,
-                "sha256": self._spans_hash.hexdigest(),
-            }
-        _sync_close(self._handle)
-        self._handle = None
+        self._shard.close(sync=True)
+        shard = self._shard.record()
+        self._shard = None
         self.closed.append(
             ShardRecord(
                 path=shard_path(self.unit_size, number),
                 unit_size=self.unit_size,
                 samples=self._in_shard,
-                bytes=self._bytes,
-                sha256=self._hash.hexdigest(),
+                bytes=shard["bytes"],
+                sha256=shard["sha256"],
                 spans=span_record,
             )
         )
-        size = human_bytes(self._bytes)
+        size = human_bytes(shard["bytes"])
         show(
             _log,
             SHARD_CLOSED,
@@ -190,12 +171,6 @@ class UnitShardWriter:
             size=size,
             unit=self.unit_size,
         )
-        if self._bytes > RECOMMENDED_SHARD_BYTES:
+        if shard["bytes"] > RECOMMENDED_SHARD_BYTES:
             limit = f"{RECOMMENDED_SHARD_BYTES >> 20} MiB"  # the spec's "512 MiB"
             show(_log, SHARD_TOO_BIG, logging.WARNING, number=number, size=size, limit=limit)
-
-
-def _sync_close(handle: BinaryIO) -> None:
-    handle.flush()
-    os.fsync(handle.fileno())
-    handle.close()
