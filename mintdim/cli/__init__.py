@@ -6,25 +6,47 @@ Builds themselves run through the Hydra runner (``python -m mintdim.run`` / ``mi
 
 from __future__ import annotations
 
+import importlib.metadata
+
 import click
 
-from mintdim.shared.lang import LANGUAGES, set_language
+from mintdim.cli.bilingual import Group, Option, language_option
+from mintdim.shared.lang import Bilingual
 
 __all__ = ["main"]
 
+_TEXT = {
+    "main": Bilingual(
+        "MintDim tools for finished builds and unit planning.",
+        "Công cụ MintDim cho các bản build đã xong và cho việc lập phương án unit.",
+    ),
+    "version": Bilingual("Show the version and exit.", "Hiện phiên bản rồi thoát."),
+    "version_line": Bilingual("mintdim, version {version}", "mintdim, phiên bản {version}"),
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option(
-    "--lang",
-    type=click.Choice(LANGUAGES),
-    envvar="MINTDIM_LANG",
-    default=None,
-    help="Language of every message: en or vi (default: $MINTDIM_LANG, else en).",
+
+def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    # click's own version option fixes its line when the module is imported, in English.
+    if value and not ctx.resilient_parsing:
+        click.echo(_TEXT["version_line"].render(version=importlib.metadata.version("mintdim")))
+        ctx.exit()
+
+
+@click.group(
+    cls=Group, text=_TEXT["main"], context_settings={"help_option_names": ["-h", "--help"]}
 )
-@click.version_option(package_name="mintdim", prog_name="mintdim")
-def main(lang: str | None) -> None:
-    """MintDim tools for finished builds and unit planning."""
-    set_language(lang)
+@language_option
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_show_version,
+    cls=Option,
+    text=_TEXT["version"],
+)
+def main() -> None:
+    """The language is applied before click parses the arguments (mintdim/cli/bilingual.py)."""
 
 
 def _add_commands() -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 import orjson
 
+from mintdim.cli.bilingual import Command, Option, language_option
 from mintdim.pipelines.unit_build.contracts import TokenizerSpec
 from mintdim.pipelines.unit_build.output import sample_index, stats
 from mintdim.pipelines.unit_build.output.reader import UnitBuild, open_build, require_build
@@ -74,15 +75,26 @@ _T = {
 }
 
 
-@click.command()
-@click.argument("directory", type=click.Path(path_type=str))
-@click.option("--sample", "sample_id", type=int, default=None, help="Show one sample: ID.")
-def inspect(directory: str, sample_id: int | None) -> None:
-    """Summarise a finished build: totals, a per-unit table and a bar chart of the units.
+_HELP = {
+    "inspect": Bilingual(
+        "Summarise a finished build: totals, a per-unit table and a bar chart of the units.\n\n"
+        "With --sample ID, show that sample instead: its source location, place, segments (when "
+        "the build stores them), token ids and decoded text.",
+        "Tóm tắt một bản build đã xong: các tổng, bảng theo từng unit và biểu đồ cột các unit."
+        "\n\n"
+        "Với --sample ID, hiện mẫu đó thay vào: vị trí nguồn, chỗ nằm, các đoạn (khi bản build "
+        "lưu chúng), các token id và văn bản giải mã.",
+    ),
+    "sample": Bilingual("Show one sample: ID.", "Hiện một mẫu: ID."),
+}
 
-    With --sample ID, show that sample instead: its source location, place, segments (when the
-    build stores them), token ids and decoded text.
-    """
+
+@click.command(cls=Command, text=_HELP["inspect"])
+@click.argument("directory", type=click.Path(path_type=str))
+@click.option("--sample", "sample_id", type=int, default=None, cls=Option, text=_HELP["sample"])
+@language_option
+def inspect(directory: str, sample_id: int | None) -> None:
+    """``mintdim inspect``; its help is ``_HELP["inspect"]``."""
     try:
         require_build(directory)
         build = open_build(directory)

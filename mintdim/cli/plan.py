@@ -20,6 +20,7 @@ import numpy as np
 from hydra.errors import HydraException
 
 from mintdim import plots
+from mintdim.cli.bilingual import Command, Option, language_option
 from mintdim.pipelines.unit_build.units.optimal import UnitPlan, plans_up_to
 from mintdim.pipelines.unit_build.units.validate import COSTS
 from mintdim.shared.errors import MintDimError, NotABuildError
@@ -80,24 +81,89 @@ _TEXT = {
     ),
 }
 
-_HELP_OVERRIDES = "Runner overrides to scan, e.g. source=alpaca tokenizer=demo_hf_json."
+_HELP = {
+    "plan": Bilingual(
+        "Exact best unit sizes for k = 1..K, from a finished build (--build DIR) or a scan of "
+        "the input that runner overrides name (e.g. source=alpaca tokenizer=demo_hf_json).",
+        "Các unit size tối ưu chính xác cho k = 1..K, từ một bản build đã xong (--build DIR) "
+        "hoặc quét dữ liệu đầu vào mà các override của runner chỉ ra (vd. source=alpaca "
+        "tokenizer=demo_hf_json).",
+    ),
+    "build": Bilingual("A finished build.", "Một bản build đã xong."),
+    "max_units": Bilingual(
+        "Plan every k from 1 to K units.", "Lập phương án cho mọi k từ 1 đến K unit."
+    ),
+    "align": Bilingual(
+        "Every size is a multiple of this.", "Mọi unit size đều là bội số của số này."
+    ),
+    "max_size": Bilingual(
+        "The largest size allowed (longer samples are listed, never dropped).",
+        "Unit size lớn nhất được phép (mẫu dài hơn được liệt kê, không bao giờ bị bỏ).",
+    ),
+    "cost": Bilingual(
+        "What a slot costs: 1 (tokens) or its unit's size (attention).",
+        "Chi phí của một ô: 1 (tokens) hoặc bằng unit size của nó (attention).",
+    ),
+    "count": Bilingual(
+        "The plan --write and --png use (default: K).",
+        "Phương án mà --write và --png dùng (mặc định: K).",
+    ),
+    "write": Bilingual(
+        "Save that plan as <config dir>/units/<name>.yaml, for the runner's units=<name>.",
+        "Lưu phương án đó thành <thư mục config>/units/<tên>.yaml, cho units=<tên> của runner.",
+    ),
+    "png": Bilingual(
+        "Draw the token-length histogram with that plan's boundaries (PNG).",
+        "Vẽ histogram độ dài token với ranh giới của phương án đó (PNG).",
+    ),
+    "workers": Bilingual("Scan processes.", "Số tiến trình quét."),
+}
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(
+    cls=Command, text=_HELP["plan"], context_settings={"help_option_names": ["-h", "--help"]}
+)
 @click.argument("overrides", nargs=-1)
-@click.option("--build", "build_dir", type=click.Path(file_okay=False), help="A finished build.")
-@click.option("-k", "--max-units", default=16, show_default=True, type=click.IntRange(min=1))
-@click.option("--align", default=1, show_default=True, type=click.IntRange(min=1))
-@click.option("--max-size", default=None, type=click.IntRange(min=1))
-@click.option("--cost", default="tokens", show_default=True, type=click.Choice(COSTS))
 @click.option(
-    "--count", default=None, type=click.IntRange(min=1), help="Plan for --write/--png (default: K)."
+    "--build", "build_dir", type=click.Path(file_okay=False), cls=Option, text=_HELP["build"]
 )
 @click.option(
-    "--write", "write_path", type=click.Path(dir_okay=False), help="<dir>/units/<name>.yaml"
+    "-k",
+    "--max-units",
+    default=16,
+    show_default=True,
+    type=click.IntRange(min=1),
+    cls=Option,
+    text=_HELP["max_units"],
 )
-@click.option("--png", "png_path", type=click.Path(dir_okay=False), help="Histogram picture (PNG).")
-@click.option("--workers", default=None, type=click.IntRange(min=1), help="Scan processes.")
+@click.option(
+    "--align",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=1),
+    cls=Option,
+    text=_HELP["align"],
+)
+@click.option(
+    "--max-size", default=None, type=click.IntRange(min=1), cls=Option, text=_HELP["max_size"]
+)
+@click.option(
+    "--cost",
+    default="tokens",
+    show_default=True,
+    type=click.Choice(COSTS),
+    cls=Option,
+    text=_HELP["cost"],
+)
+@click.option("--count", default=None, type=click.IntRange(min=1), cls=Option, text=_HELP["count"])
+@click.option(
+    "--write", "write_path", type=click.Path(dir_okay=False), cls=Option, text=_HELP["write"]
+)
+@click.option("--png", "png_path", type=click.Path(dir_okay=False), cls=Option, text=_HELP["png"])
+@click.option(
+    "--workers", default=None, type=click.IntRange(min=1), cls=Option, text=_HELP["workers"]
+)
+@language_option
 def plan(
     overrides: tuple[str, ...],
     build_dir: str | None,
@@ -110,7 +176,7 @@ def plan(
     png_path: str | None,
     workers: int | None,
 ) -> None:
-    """Exact best unit sizes for k = 1..K, from a finished build (--build DIR) or a scan."""
+    """``mintdim plan``; its help is ``_HELP["plan"]``."""
     if build_dir is not None and overrides:
         raise click.UsageError(_TEXT["build_and_overrides"].render())
     if write_path is not None and not _loadable(Path(write_path)):

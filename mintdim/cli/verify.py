@@ -7,6 +7,7 @@ import sys
 import click
 import orjson
 
+from mintdim.cli.bilingual import Command, Option, language_option
 from mintdim.pipelines.unit_build.output.verify import VerifyReport, verify_build
 from mintdim.shared.errors import NotABuildError
 from mintdim.shared.lang import Bilingual
@@ -38,21 +39,33 @@ _SKIPPED = {
 }
 
 
-@click.command()
-@click.argument("directory", type=click.Path(file_okay=True, dir_okay=True, path_type=str))
-@click.option(
-    "--deep",
-    is_flag=True,
-    help="Also re-read the inputs (fingerprints must match), re-render and re-encode every "
-    "sample with the reference tokenizer, and compare every record.",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
-def verify(directory: str, deep: bool, as_json: bool) -> None:
-    """Check a finished build: manifest, shard sizes and SHA-256, padding, indexes and stats.
+_HELP = {
+    "verify": Bilingual(
+        "Check a finished build: manifest, shard sizes and SHA-256, padding, indexes and stats.\n\n"
+        "Exit status: 0 when every check holds, 1 when any fails (each failure listed), 2 when "
+        "DIRECTORY holds no finished build.",
+        "Kiểm tra một bản build đã xong: manifest, kích thước và SHA-256 của shard, padding, "
+        "các index và thống kê.\n\n"
+        "Mã thoát: 0 khi mọi kiểm tra đều đạt, 1 khi có kiểm tra không đạt (liệt kê từng lỗi), "
+        "2 khi DIRECTORY không chứa bản build hoàn chỉnh nào.",
+    ),
+    "deep": Bilingual(
+        "Also re-read the inputs (fingerprints must match), re-render and re-encode every sample "
+        "with the reference tokenizer, and compare every record.",
+        "Đọc lại cả các file đầu vào (dấu vân tay phải khớp), dựng lại và mã hóa lại mọi mẫu "
+        "bằng tokenizer tham chiếu, rồi so sánh từng bản ghi.",
+    ),
+    "json": Bilingual("Print the report as JSON on stdout.", "In báo cáo dạng JSON ra stdout."),
+}
 
-    Exit status: 0 when every check holds, 1 when any fails (each failure listed), 2 when
-    DIRECTORY holds no finished build.
-    """
+
+@click.command(cls=Command, text=_HELP["verify"])
+@click.argument("directory", type=click.Path(file_okay=True, dir_okay=True, path_type=str))
+@click.option("--deep", is_flag=True, cls=Option, text=_HELP["deep"])
+@click.option("--json", "as_json", is_flag=True, cls=Option, text=_HELP["json"])
+@language_option
+def verify(directory: str, deep: bool, as_json: bool) -> None:
+    """``mintdim verify``; its help is ``_HELP["verify"]``."""
     try:
         report = verify_build(directory, deep=deep)
     except NotABuildError as err:

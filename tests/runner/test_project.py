@@ -121,6 +121,7 @@ def test_the_wheel_ships_conf_and_demo_and_runs_from_elsewhere(tmp_path) -> None
     for demo in ("self_instruct_seed_alpaca.jsonl", "demo_unigram.model", "NOTICE"):
         assert f"mintdim/demo/{demo}" in names
     assert "mintdim/demo/licenses/Apache-2.0.txt" in names
+    assert "mintdim/cli/locale/vi/LC_MESSAGES/mintdim-click.mo" in names
     assert "mintdim-run = mintdim.run:main" in entry_points
 
     # The unpacked wheel first on sys.path, run from a directory outside the checkout.
@@ -141,6 +142,13 @@ def test_the_wheel_ships_conf_and_demo_and_runs_from_elsewhere(tmp_path) -> None
     (manifest,) = elsewhere.glob("outputs/*/*/build/manifest.json")
     site_demo = tmp_path / "site" / "mintdim" / "demo" / "self_instruct_seed_alpaca.jsonl"
     assert str(site_demo) in manifest.read_text()
+    # click's own messages come in Vietnamese from the wheel's catalogue too.
+    usage = subprocess.run(
+        [sys.executable, "-m", "mintdim.cli", "--lang", "vi", "verify"],
+        cwd=elsewhere, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert usage.returncode == 2
+    assert "Lỗi: Thiếu đối số 'DIRECTORY'." in usage.stderr
 
 
 def test_ci_runs_exactly_the_readme_test_command_and_it_lints_first() -> None:
