@@ -8,7 +8,7 @@ Two kinds of text reach a person through click:
   ...): click passes each through ``gettext``, so :data:`CLICK_VI` gives every message click
   has in Vietnamese, and ``locale/vi/LC_MESSAGES/mintdim-click.mo``, built from it by
   :func:`write_catalogue` (``make docs``), is the catalogue gettext reads while a
-  command runs. A test keeps the file equal to the table, and the table equal to the messages
+  command runs. Tests keep the file equal to the table, and the table covering every message
   of the installed click.
 
 The language is ``--lang`` wherever it stands (before or after the subcommand), else
