@@ -20,6 +20,13 @@ all of this process's threads), the medians of the per-round ratios verify / (b)
 and the CPU that verify spends per CPU second of (c) with the floor it sets: on n cores no schedule
 runs verify in less than its CPU / n, so the ratio to (c) cannot fall below that floor. The
 machine has other work: read ratios, not single times.
+
+``--parts`` also times each part of a plain verify alone, on one thread, over the same build
+(medians of ``--repeats`` runs, thread CPU): hashing every file, reading the index's lines,
+the per-block index checks, the shards' records, the duplicate and UNK checks, the rest. Their sum
+over the cores is the least time any schedule of this very work could take, whatever the
+threads: the floor the last line prints, and the CPU the non-hash parts could spend for a
+ratio of 1.10. The parts are verify's own private steps (output/verify.py), called one by one.
 """
 
 from __future__ import annotations
@@ -38,6 +45,8 @@ from _harness import default_tokenizers, loadavg, machine
 from generate import DEFAULT_FIELDS, cached, default_input
 
 from mintdim import pipeline
+from mintdim.pipelines.unit_build.output import sample_index
+from mintdim.pipelines.unit_build.output import verify as v
 from mintdim.pipelines.unit_build.output.verify import verify_build
 
 _BLOCK = 8 << 20
@@ -141,6 +150,78 @@ def measure(name: str, out: Path, sizes: list[int], repeats: int, cold: bool) ->
     )
 
 
+def parts(out: Path, repeats: int) -> None:
+    """Each part of a plain verify alone, on this thread: median thread CPU, and the floor."""
+    report = v.VerifyReport(directory=str(out), deep=False)
+    build = v._read_manifest(out, report)
+    index_path = out / sample_index.FILENAME
+
+    def blocks() -> list:
+        scan = v._IndexScan(build, report)
+        size = index_path.stat().st_size
+        with open(index_path, "rb") as handle:
+            step = v._INDEX_BLOCK_BYTES
+            ranges = [(handle.fileno(), at, min(at + step, size)) for at in range(0, size, step)]
+            return [scan.read(part) for part in ranges]
+
+    read = blocks()
+
+    def checks() -> v._Index:
+        scan = v._IndexScan(build, report)
+        for offset, length, columns in read:
+            scan.lines(v._Lines(index_path, offset, length), columns)
+        return scan.finish()
+
+    index = checks()
+    found: dict[int, list[int]] = {}
+    for position, shard in enumerate(build.shards):
+        counts, ids = index.record_counts[position], index.record_ids[position]
+        found.update(v._check_shard(build, shard, counts, ids)[0])
+    groups = v._check_duplicates(build, index)[0]
+
+    def records() -> None:
+        for position, shard in enumerate(build.shards):
+            counts, ids = index.record_counts[position], index.record_ids[position]
+            v._check_shard(build, shard, counts, ids)
+
+    def rest() -> None:
+        v._check_unit_indexes(build, index, report)
+        v._check_spans(build, index, report)
+        v._check_overflow_index(build, index, report)
+        v._check_unlisted(build, report)
+        v._check_stats(build, index, found, groups, report)
+
+    steps = {
+        "hash every file (file_digest)": lambda: sha256_file_digest(out),
+        "read the index lines": blocks,
+        "index checks per block": checks,
+        "shard records": records,
+        "duplicate groups and lines": lambda: v._check_duplicates(build, index),
+        "unk_index lines": lambda: v._apart(v._check_unk_index, build, index, found),
+        "the rest (unit indexes, stats...)": rest,
+    }
+    cpu: dict[str, float] = {}
+    for name, step in steps.items():
+        times = []
+        for _ in range(repeats):
+            started = time.thread_time()
+            step()
+            times.append(time.thread_time() - started)
+        cpu[name] = statistics.median(times)
+    print("  parts of a plain verify, each alone on one thread (median thread CPU):")
+    for name, seconds in cpu.items():
+        print(f"    {name:36s} {seconds * 1e3:7.1f} ms")
+    cores = os.cpu_count() or 1
+    hashing = cpu["hash every file (file_digest)"]
+    total = sum(cpu.values())
+    print(
+        f"    sum {total * 1e3:.0f} ms: on {cores} cores no schedule runs it in less than "
+        f"{total / cores * 1e3:.0f} ms, {total / cores / hashing:.2f}x the hash alone; a ratio of "
+        f"1.10 leaves the parts beside the hash {(1.10 * cores - 1) * hashing * 1e3:.0f} ms "
+        f"(they take {(total - hashing) * 1e3:.0f} ms)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--samples", type=int, default=200_000)
@@ -151,6 +232,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/mintdim-bench"))
     parser.add_argument("--cold", action="store_true", help="drop the page cache before timings")
+    parser.add_argument("--parts", action="store_true", help="also time each part alone")
     args = parser.parse_args()
     cases = {
         "short": (args.samples, [int(size) for size in args.units.split(",")]),
@@ -164,6 +246,8 @@ def main() -> None:
             out = scratch / name
             build(out, samples, sizes, args.workdir)
             measure(name, out, sizes, args.repeats, args.cold)
+            if args.parts:
+                parts(out, args.repeats)
             shutil.rmtree(out)
     finally:
         shutil.rmtree(scratch)
