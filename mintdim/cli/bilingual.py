@@ -193,12 +193,11 @@ _HEADER = "Content-Type: text/plain; charset=UTF-8\nPlural-Forms: nplurals=2; pl
 
 def catalogue_bytes() -> bytes:
     """:data:`CLICK_VI` as a GNU gettext catalogue (``.mo``, little-endian, no hash table)."""
-    entries = {"": _HEADER} | {
-        "\0".join(key) if isinstance(key, tuple) else key: "\0".join(text)
-        if isinstance(text, tuple)
-        else text
-        for key, text in CLICK_VI.items()
-    }
+
+    def joined(value: str | tuple[str, str]) -> str:  # a plural message's forms, NUL between
+        return "\0".join(value) if isinstance(value, tuple) else value
+
+    entries = {"": _HEADER} | {joined(key): joined(text) for key, text in CLICK_VI.items()}
     keys = sorted(entry.encode() for entry in entries)
     texts = [entries[key.decode()].encode() for key in keys]
     count = len(keys)
@@ -218,8 +217,9 @@ def catalogue_bytes() -> bytes:
     return header + b"".join(tables) + b"".join(pieces)
 
 
-class Option(click.Option):
-    """An option whose help is a :class:`Bilingual`, rendered in the language in use."""
+class _Text:
+    """Help given as a :class:`Bilingual` (``text=``), rendered in the language in use whenever
+    click reads ``help``."""
 
     def __init__(self, *args: Any, text: Bilingual, **kwargs: Any) -> None:
         self.text = text
@@ -234,19 +234,13 @@ class Option(click.Option):
         """click sets its ``help`` argument here; the text stays the one given."""
 
 
-class _Bilingual:
+class Option(_Text, click.Option):
+    """An option whose help is a :class:`Bilingual`."""
+
+
+class _Bilingual(_Text):
     """What :class:`Command` and :class:`Group` share: help from a :class:`Bilingual`, the
     language read from the arguments first, and click's help option in that language."""
-
-    text: Bilingual
-
-    @property
-    def help(self) -> str:
-        return self.text.render()
-
-    @help.setter
-    def help(self, _value: object) -> None:
-        """click sets its ``help`` argument here; the text stays the one given."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         _use(_language_in(args))
@@ -263,17 +257,9 @@ class _Bilingual:
 class Command(_Bilingual, click.Command):
     """A subcommand of ``mintdim`` whose own help is ``text``."""
 
-    def __init__(self, *args: Any, text: Bilingual, **kwargs: Any) -> None:
-        self.text = text
-        super().__init__(*args, **kwargs)
-
 
 class Group(_Bilingual, click.Group):
     """The ``mintdim`` command: while it runs, click's own messages come from the catalogue."""
-
-    def __init__(self, *args: Any, text: Bilingual, **kwargs: Any) -> None:
-        self.text = text
-        super().__init__(*args, **kwargs)
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         with _click_speaks():
