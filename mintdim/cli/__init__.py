@@ -10,7 +10,7 @@ import importlib.metadata
 
 import click
 
-from mintdim.cli.bilingual import Group, Option, language_option
+from mintdim.cli.bilingual import Group, language_option, option
 from mintdim.shared.lang import Bilingual
 
 __all__ = ["main"]
@@ -36,13 +36,12 @@ def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> N
     cls=Group, text=_TEXT["main"], context_settings={"help_option_names": ["-h", "--help"]}
 )
 @language_option
-@click.option(
+@option(
     "--version",
     is_flag=True,
     expose_value=False,
     is_eager=True,
     callback=_show_version,
-    cls=Option,
     text=_TEXT["version"],
 )
 def main() -> None:

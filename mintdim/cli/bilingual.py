@@ -40,6 +40,7 @@ __all__ = [
     "Option",
     "catalogue_bytes",
     "language_option",
+    "option",
     "write_catalogue",
 ]
 
@@ -266,16 +267,16 @@ class Group(_Bilingual, click.Group):
             return super().main(*args, **kwargs)
 
 
+def option(*declarations: str, text: Bilingual, **attributes: Any) -> Any:
+    """``click.option`` whose help is ``text`` (an :class:`Option`)."""
+    return click.option(*declarations, cls=Option, text=text, **attributes)
+
+
 def language_option(command: click.Command) -> click.Command:
     """``--lang en|vi`` on a command. The value is applied before parsing (:class:`Command`),
     so the option only names and checks it."""
-    return click.option(
-        "--lang",
-        type=click.Choice(LANGUAGES),
-        default=None,
-        expose_value=False,
-        cls=Option,
-        text=_HELP["lang"],
+    return option(
+        "--lang", type=click.Choice(LANGUAGES), default=None, expose_value=False, text=_HELP["lang"]
     )(command)
 
 

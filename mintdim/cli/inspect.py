@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 import orjson
 
-from mintdim.cli.bilingual import Command, Option, language_option
+from mintdim.cli.bilingual import Command, language_option, option
 from mintdim.pipelines.unit_build.contracts import TokenizerSpec
 from mintdim.pipelines.unit_build.output import sample_index, stats
 from mintdim.pipelines.unit_build.output.reader import UnitBuild, open_build, require_build
@@ -91,7 +91,7 @@ _HELP = {
 
 @click.command(cls=Command, text=_HELP["inspect"])
 @click.argument("directory", type=click.Path(path_type=str))
-@click.option("--sample", "sample_id", type=int, default=None, cls=Option, text=_HELP["sample"])
+@option("--sample", "sample_id", type=int, default=None, text=_HELP["sample"])
 @language_option
 def inspect(directory: str, sample_id: int | None) -> None:
     """``mintdim inspect``; its help is ``_HELP["inspect"]``."""

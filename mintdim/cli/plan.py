@@ -20,7 +20,7 @@ import numpy as np
 from hydra.errors import HydraException
 
 from mintdim import plots
-from mintdim.cli.bilingual import Command, Option, language_option
+from mintdim.cli.bilingual import Command, language_option, option
 from mintdim.pipelines.unit_build.units.optimal import UnitPlan, plans_up_to
 from mintdim.pipelines.unit_build.units.validate import COSTS
 from mintdim.shared.errors import MintDimError, NotABuildError
@@ -124,45 +124,28 @@ _HELP = {
     cls=Command, text=_HELP["plan"], context_settings={"help_option_names": ["-h", "--help"]}
 )
 @click.argument("overrides", nargs=-1)
-@click.option(
-    "--build", "build_dir", type=click.Path(file_okay=False), cls=Option, text=_HELP["build"]
-)
-@click.option(
+@option("--build", "build_dir", type=click.Path(file_okay=False), text=_HELP["build"])
+@option(
     "-k",
     "--max-units",
     default=16,
     show_default=True,
     type=click.IntRange(min=1),
-    cls=Option,
     text=_HELP["max_units"],
 )
-@click.option(
-    "--align",
-    default=1,
-    show_default=True,
-    type=click.IntRange(min=1),
-    cls=Option,
-    text=_HELP["align"],
-)
-@click.option(
-    "--max-size", default=None, type=click.IntRange(min=1), cls=Option, text=_HELP["max_size"]
-)
-@click.option(
+@option("--align", default=1, show_default=True, type=click.IntRange(min=1), text=_HELP["align"])
+@option("--max-size", default=None, type=click.IntRange(min=1), text=_HELP["max_size"])
+@option(
     "--cost",
     default="tokens",
     show_default=True,
     type=click.Choice(COSTS),
-    cls=Option,
     text=_HELP["cost"],
 )
-@click.option("--count", default=None, type=click.IntRange(min=1), cls=Option, text=_HELP["count"])
-@click.option(
-    "--write", "write_path", type=click.Path(dir_okay=False), cls=Option, text=_HELP["write"]
-)
-@click.option("--png", "png_path", type=click.Path(dir_okay=False), cls=Option, text=_HELP["png"])
-@click.option(
-    "--workers", default=None, type=click.IntRange(min=1), cls=Option, text=_HELP["workers"]
-)
+@option("--count", default=None, type=click.IntRange(min=1), text=_HELP["count"])
+@option("--write", "write_path", type=click.Path(dir_okay=False), text=_HELP["write"])
+@option("--png", "png_path", type=click.Path(dir_okay=False), text=_HELP["png"])
+@option("--workers", default=None, type=click.IntRange(min=1), text=_HELP["workers"])
 @language_option
 def plan(
     overrides: tuple[str, ...],

@@ -7,7 +7,7 @@ import sys
 import click
 import orjson
 
-from mintdim.cli.bilingual import Command, Option, language_option
+from mintdim.cli.bilingual import Command, language_option, option
 from mintdim.pipelines.unit_build.output.verify import VerifyReport, verify_build
 from mintdim.shared.errors import NotABuildError
 from mintdim.shared.lang import Bilingual
@@ -61,8 +61,8 @@ _HELP = {
 
 @click.command(cls=Command, text=_HELP["verify"])
 @click.argument("directory", type=click.Path(file_okay=True, dir_okay=True, path_type=str))
-@click.option("--deep", is_flag=True, cls=Option, text=_HELP["deep"])
-@click.option("--json", "as_json", is_flag=True, cls=Option, text=_HELP["json"])
+@option("--deep", is_flag=True, text=_HELP["deep"])
+@option("--json", "as_json", is_flag=True, text=_HELP["json"])
 @language_option
 def verify(directory: str, deep: bool, as_json: bool) -> None:
     """``mintdim verify``; its help is ``_HELP["verify"]``."""
