@@ -9,7 +9,8 @@ Two kinds of text reach a person through click:
   has in Vietnamese, and ``locale/vi/LC_MESSAGES/mintdim-click.mo``, built from it by
   :func:`write_catalogue` (``make docs``), is the catalogue gettext reads while a
   command runs. Tests keep the file equal to the table, and the table covering every message
-  of the installed click.
+  of the installed click. :class:`PathType` translates the one word click fixes when a command
+  is defined (the kind of path an error names).
 
 The language is ``--lang`` wherever it stands (before or after the subcommand), else
 ``MINTDIM_LANG``, else English: it is read from the arguments before click parses them, so even
@@ -38,6 +39,7 @@ __all__ = [
     "Command",
     "Group",
     "Option",
+    "PathType",
     "catalogue_bytes",
     "language_option",
     "option",
@@ -265,6 +267,32 @@ class Group(_Bilingual, click.Group):
     def main(self, *args: Any, **kwargs: Any) -> Any:
         with _click_speaks():
             return super().main(*args, **kwargs)
+
+
+class _Noun(str):
+    """A word click capitalises with ``str.title``, which would capitalise every word of
+    "thư mục"; Vietnamese capitalises only the first."""
+
+    def title(self) -> str:
+        return self[:1].upper() + self[1:]
+
+
+class PathType(click.Path):
+    """``click.Path`` whose kind ("file", "directory", "path") is translated where an error
+    names it: click fixes it once, when the command is defined, before any language is chosen.
+    Metavars keep the English word, a placeholder like the option names."""
+
+    @property
+    def name(self) -> str:
+        return _Noun(gettext.gettext(self._kind))
+
+    @name.setter
+    def name(self, kind: str) -> None:
+        self._kind = kind
+
+    def get_metavar(self, param: click.Parameter, *args: Any, **kwargs: Any) -> str | None:
+        # An argument is shown by its own name (DIRECTORY), as click does for a plain Path.
+        return None if isinstance(param, click.Argument) else self._kind.upper()
 
 
 def option(*declarations: str, text: Bilingual, **attributes: Any) -> Any:

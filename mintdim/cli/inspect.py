@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 import orjson
 
-from mintdim.cli.bilingual import Command, language_option, option
+from mintdim.cli.bilingual import Command, PathType, language_option, option
 from mintdim.pipelines.unit_build.contracts import TokenizerSpec
 from mintdim.pipelines.unit_build.output import sample_index, stats
 from mintdim.pipelines.unit_build.output.reader import UnitBuild, open_build, require_build
@@ -90,7 +90,7 @@ _HELP = {
 
 
 @click.command(cls=Command, text=_HELP["inspect"])
-@click.argument("directory", type=click.Path(path_type=str))
+@click.argument("directory", type=PathType(path_type=str))
 @option("--sample", "sample_id", type=int, default=None, text=_HELP["sample"])
 @language_option
 def inspect(directory: str, sample_id: int | None) -> None:

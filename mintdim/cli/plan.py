@@ -20,7 +20,7 @@ import numpy as np
 from hydra.errors import HydraException
 
 from mintdim import plots
-from mintdim.cli.bilingual import Command, language_option, option
+from mintdim.cli.bilingual import Command, PathType, language_option, option
 from mintdim.pipelines.unit_build.units.optimal import UnitPlan, plans_up_to
 from mintdim.pipelines.unit_build.units.validate import COSTS
 from mintdim.shared.errors import MintDimError, NotABuildError
@@ -124,7 +124,7 @@ _HELP = {
     cls=Command, text=_HELP["plan"], context_settings={"help_option_names": ["-h", "--help"]}
 )
 @click.argument("overrides", nargs=-1)
-@option("--build", "build_dir", type=click.Path(file_okay=False), text=_HELP["build"])
+@option("--build", "build_dir", type=PathType(file_okay=False), text=_HELP["build"])
 @option(
     "-k",
     "--max-units",
@@ -143,8 +143,8 @@ _HELP = {
     text=_HELP["cost"],
 )
 @option("--count", default=None, type=click.IntRange(min=1), text=_HELP["count"])
-@option("--write", "write_path", type=click.Path(dir_okay=False), text=_HELP["write"])
-@option("--png", "png_path", type=click.Path(dir_okay=False), text=_HELP["png"])
+@option("--write", "write_path", type=PathType(dir_okay=False), text=_HELP["write"])
+@option("--png", "png_path", type=PathType(dir_okay=False), text=_HELP["png"])
 @option("--workers", default=None, type=click.IntRange(min=1), text=_HELP["workers"])
 @language_option
 def plan(

@@ -7,7 +7,7 @@ import sys
 import click
 import orjson
 
-from mintdim.cli.bilingual import Command, language_option, option
+from mintdim.cli.bilingual import Command, PathType, language_option, option
 from mintdim.pipelines.unit_build.output.verify import VerifyReport, verify_build
 from mintdim.shared.errors import NotABuildError
 from mintdim.shared.lang import Bilingual
@@ -60,7 +60,7 @@ _HELP = {
 
 
 @click.command(cls=Command, text=_HELP["verify"])
-@click.argument("directory", type=click.Path(file_okay=True, dir_okay=True, path_type=str))
+@click.argument("directory", type=PathType(file_okay=True, dir_okay=True, path_type=str))
 @option("--deep", is_flag=True, text=_HELP["deep"])
 @option("--json", "as_json", is_flag=True, text=_HELP["json"])
 @language_option

@@ -123,6 +123,22 @@ def test_errors_from_option_values_come_in_vietnamese() -> None:
     )
 
 
+def test_a_path_of_the_wrong_kind_is_named_in_the_language(tmp_path) -> None:
+    # click fixes "directory"/"file" when the command is defined; bilingual.PathType does not.
+    afile = tmp_path / "a.txt"
+    afile.write_text("x")
+    _, english = _run("plan", "--build", str(afile))
+    assert f"Error: Invalid value for '--build': Directory '{afile}' is a file." in english
+    _, vietnamese = _run("--lang", "vi", "plan", "--build", str(afile))
+    assert f"Lỗi: Giá trị không hợp lệ cho '--build': Thư mục '{afile}' là một file." in vietnamese
+    _, vietnamese = _run("plan", "--png", str(tmp_path), "--lang", "vi")
+    assert f"Lỗi: Giá trị không hợp lệ cho '--png': File '{tmp_path}' là một thư mục." in vietnamese
+    # Metavars stay placeholders in either language, arguments named by themselves.
+    for lang in ("en", "vi"):
+        assert "--build DIRECTORY" in _run("plan", "--help", "--lang", lang)[1]
+        assert "mintdim verify [OPTIONS] DIRECTORY" in _run("verify", "--help", "--lang", lang)[1]
+
+
 @pytest.mark.parametrize("command", [[], ["verify"], ["inspect"], ["plan"]])
 def test_every_help_page_is_whole_in_either_language(command) -> None:
     shown = {lang: _run(*command, "--help", "--lang", lang)[1] for lang in ("en", "vi")}
