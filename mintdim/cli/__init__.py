@@ -6,11 +6,10 @@ Builds themselves run through the Hydra runner (``python -m mintdim.run`` / ``mi
 
 from __future__ import annotations
 
-import importlib.metadata
-
 import click
 
-from mintdim.cli.bilingual import Group, language_option, option
+from mintdim._version import __version__
+from mintdim.cli.bilingual import Group, click_text, language_option, option
 from mintdim.shared.lang import Bilingual
 
 __all__ = ["main"]
@@ -20,15 +19,14 @@ _TEXT = {
         "MintDim tools for finished builds and unit planning.",
         "Công cụ MintDim cho các bản build đã xong và cho việc lập phương án unit.",
     ),
-    "version": Bilingual("Show the version and exit.", "Hiện phiên bản rồi thoát."),
-    "version_line": Bilingual("mintdim, version {version}", "mintdim, phiên bản {version}"),
 }
 
 
 def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     # click's own version option fixes its line when the module is imported, in English.
     if value and not ctx.resilient_parsing:
-        click.echo(_TEXT["version_line"].render(version=importlib.metadata.version("mintdim")))
+        line = click_text("%(prog)s, version %(version)s").render()
+        click.echo(line % {"prog": "mintdim", "version": __version__})
         ctx.exit()
 
 
@@ -42,7 +40,7 @@ def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> N
     expose_value=False,
     is_eager=True,
     callback=_show_version,
-    text=_TEXT["version"],
+    text=click_text("Show the version and exit."),
 )
 def main() -> None:
     """The language is applied before click parses the arguments (mintdim/cli/bilingual.py)."""

@@ -41,6 +41,7 @@ __all__ = [
     "Option",
     "PathType",
     "catalogue_bytes",
+    "click_text",
     "language_option",
     "option",
     "write_catalogue",
@@ -55,7 +56,6 @@ _HELP = {
         "Language of every message: en or vi (default: $MINTDIM_LANG, else en).",
         "Ngôn ngữ của mọi thông báo: en hoặc vi (mặc định: $MINTDIM_LANG, nếu không thì en).",
     ),
-    "help": Bilingual("Show this message and exit.", "Hiện trợ giúp này rồi thoát."),
 }
 
 CLICK_VI: dict[str | tuple[str, str], str | tuple[str, str]] = {
@@ -194,6 +194,14 @@ _HEADER = "Content-Type: text/plain; charset=UTF-8\nPlural-Forms: nplurals=2; pl
 """Two plural forms, as English has: each of click's forms keeps its own fields."""
 
 
+def click_text(message: str) -> Bilingual:
+    """One of click's own messages as a :class:`Bilingual`, its Vietnamese from :data:`CLICK_VI`
+    (for the places where MintDim shows click's words itself)."""
+    vietnamese = CLICK_VI[message]
+    assert isinstance(vietnamese, str)  # noqa: S101 - a plural message has two forms
+    return Bilingual(message, vietnamese)
+
+
 def catalogue_bytes() -> bytes:
     """:data:`CLICK_VI` as a GNU gettext catalogue (``.mo``, little-endian, no hash table)."""
 
@@ -253,7 +261,7 @@ class _Bilingual(_Text):
         # click makes this option once and keeps it: its help is set again each time.
         option = super().get_help_option(ctx)  # type: ignore[misc]
         if option is not None:
-            option.help = _HELP["help"].render()
+            option.help = click_text("Show this message and exit.").render()
         return option
 
 
