@@ -39,7 +39,7 @@ lint: $(STAMP)
 # The error catalogue is generated from the error classes, and the catalogue of click's messages in
 # Vietnamese from mintdim/cli/bilingual.py; a test fails while either is stale.
 docs: $(STAMP)
-	$(BIN)/python -m mintdim.shared.catalogue > docs/error-catalogue.md
+	$(BIN)/python -m mintdim.errors.catalogue > docs/error-catalogue.md
 	$(BIN)/python -c 'from mintdim.cli.bilingual import write_catalogue; write_catalogue()'
 
 examples: $(STAMP)

@@ -6,16 +6,15 @@ a finished build back), ``loader`` (training batches over one or more builds), `
 ``set_language`` for error messages.
 """
 
-from mintdim import shared as _shared  # noqa: F401 - keeps `mintdim.shared` importable as attribute
+from mintdim import errors as _errors
 from mintdim._version import __version__
+from mintdim.errors import *  # noqa: F403 - the error catalogue is public API
 from mintdim.pipeline import pipeline
 from mintdim.pipelines.unit_build.contracts import BuildResult, LongSample, OutputResult, ScanResult
 from mintdim.pipelines.unit_build.output.loader import UnitBatch, UnitLoader, loader
 from mintdim.pipelines.unit_build.output.reader import UnitBuild, open_build
 from mintdim.pipelines.unit_build.tokenizer.validate import TemplateLiteralWarning
 from mintdim.pipelines.unit_build.units.optimal import UnitPlan, plan_units
-from mintdim.shared import errors as _errors
-from mintdim.shared.errors import *  # noqa: F403 - the error catalogue is public API
 
 __all__ = [
     "BuildResult",

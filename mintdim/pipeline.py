@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from mintdim.errors import UnknownPipelineError
 from mintdim.pipelines.unit_build.api import UnitBuildPipeline
 from mintdim.registry import PIPELINES, registered
-from mintdim.shared.errors import UnknownPipelineError
 
 __all__ = ["pipeline"]
 

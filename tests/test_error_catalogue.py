@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mintdim.shared.catalogue import REGENERATE, render
-from mintdim.shared.errors import error_classes
+from mintdim.errors import error_classes
+from mintdim.errors.catalogue import REGENERATE, render
 
 REPO = Path(__file__).resolve().parents[1]
 CATALOGUE = REPO / "docs" / "error-catalogue.md"
@@ -31,7 +31,7 @@ def test_catalogue_has_one_entry_per_class_with_every_example_in_both_languages(
 
 def test_the_command_writes_the_catalogue_as_utf8(tmp_path):
     out = subprocess.run(
-        [sys.executable, "-m", "mintdim.shared.catalogue"],
+        [sys.executable, "-m", "mintdim.errors.catalogue"],
         cwd=REPO,
         capture_output=True,
         check=True,

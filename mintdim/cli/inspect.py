@@ -10,11 +10,11 @@ import click
 import orjson
 
 from mintdim.cli.bilingual import Command, PathType, language_option, option
+from mintdim.errors import MintDimError, NotABuildError
 from mintdim.pipelines.unit_build.contracts import TokenizerSpec
 from mintdim.pipelines.unit_build.output import sample_index, stats
 from mintdim.pipelines.unit_build.output.reader import UnitBuild, open_build, require_build
 from mintdim.pipelines.unit_build.tokenizer import load_encoder
-from mintdim.shared.errors import MintDimError, NotABuildError
 from mintdim.shared.human import human_bytes
 from mintdim.shared.lang import Bilingual
 from mintdim.shared.paths import resolve

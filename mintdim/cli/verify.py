@@ -8,8 +8,8 @@ import click
 import orjson
 
 from mintdim.cli.bilingual import Command, PathType, language_option, option
+from mintdim.errors import NotABuildError
 from mintdim.pipelines.unit_build.output.verify import VerifyReport, verify_build
-from mintdim.shared.errors import NotABuildError
 from mintdim.shared.lang import Bilingual
 
 __all__ = ["verify"]

@@ -29,9 +29,9 @@ from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
+from mintdim.errors import UnitOverflowError
 from mintdim.runner.pictures import sweep_picture
 from mintdim.runner.summary import dumps, error_headline, render_markdown, sweep_document
-from mintdim.shared.errors import UnitOverflowError
 from mintdim.shared.lang import Bilingual
 from mintdim.shared.log import get_logger, show
 

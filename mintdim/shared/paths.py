@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from mintdim.shared.errors import PathError, current_directory
+from mintdim.errors import PathError, current_directory
 
 __all__ = ["resolve", "same_place_key"]
 

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from mintdim.shared.errors import BuildInterruptedError
+from mintdim.errors import BuildInterruptedError
 
 __all__ = ["StopSignal", "sigterm_as_interrupt", "stop_signals_ignored"]
 

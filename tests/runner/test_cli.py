@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from mintdim.errors import UnitOverflowError
 from mintdim.runner.demo import DEMO_DIR
-from mintdim.shared.errors import UnitOverflowError
 
 from .conftest import REPO, cli_env, run_cli
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 
+from mintdim.errors import UnitOverflowError
 from mintdim.runner.callbacks import JOB_FILE, SUMMARY_JSON, SUMMARY_MD, write_summary
 from mintdim.runner.summary import (
     error_headline,
     render_markdown,
     sweep_document,
 )
-from mintdim.shared.errors import UnitOverflowError
 
 OVERFLOW = UnitOverflowError.summary.en
 

@@ -25,8 +25,8 @@ import sentencepiece as spm
 from tokenizers import Tokenizer
 
 from mintdim import pipeline
+from mintdim.errors import MintDimError
 from mintdim.pipelines.unit_build.output.reader import UnitBuild, open_build
-from mintdim.shared.errors import MintDimError
 
 __all__ = [
     "OUTPUT_FILES",

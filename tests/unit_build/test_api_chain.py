@@ -21,10 +21,9 @@ from pathlib import Path
 import pytest
 
 import mintdim
-from mintdim import pipeline
+from mintdim import errors, pipeline
 from mintdim.pipelines.unit_build.api import UnitBuildPipeline
 from mintdim.pipelines.unit_build.progress import Progress
-from mintdim.shared import errors
 from tests.unit_build.helpers import (
     Expected,
     assert_not_written,

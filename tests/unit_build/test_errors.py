@@ -1,4 +1,4 @@
-"""Tests for mintdim.shared.errors: the declaration mechanism, the facts, the logic of which
+"""Tests for mintdim.errors: the declaration mechanism, the facts, the logic of which
 section appears when, pickling and languages for every class, and the spec's catalogue form.
 
 The full texts are rendered in docs/error-catalogue.md (checked by test_error_catalogue.py);
@@ -17,8 +17,8 @@ import re
 import pytest
 
 import mintdim
-from mintdim.shared import errors
-from mintdim.shared.errors import (
+from mintdim import errors
+from mintdim.errors import (
     BuildInterruptedError,
     ConfigValueError,
     DemoFileError,
@@ -96,12 +96,19 @@ def _subclasses(cls: type) -> set[type]:
 
 
 def test_registry_is_every_concrete_error_in_definition_order():
-    defined = {cls for cls in _subclasses(MintDimError) if cls.__module__ == errors.__name__}
+    defined = {
+        cls for cls in _subclasses(MintDimError) if cls.__module__.startswith(f"{errors.__name__}.")
+    }
     assert set(error_classes()) == defined - {MappingError}
     names = [cls.__name__ for cls in error_classes()]
     assert len(names) == len(set(names))
-    # Catalogue order is definition order: the spec's entries first.
-    assert names[:3] == ["PipelineValidationError", "MintDimFileNotFoundError", "SourceParseError"]
+    # Catalogue order is stage order (the flow of a build, then reading, then the command line),
+    # and definition order within a stage.
+    stages = ["config", "source", "tokenizer", "units", "output", "execution", "reader", "cli"]
+    assert list(errors.base.STAGES) == stages
+    ranks = [stages.index(cls.__module__.rsplit(".", 1)[1]) for cls in error_classes()]
+    assert ranks == sorted(ranks)
+    assert set(ranks) == set(range(len(stages)))
 
 
 def test_all_is_derived_and_every_name_imports():
@@ -145,7 +152,7 @@ def test_a_new_subclass_registers_itself_with_a_generated_constructor():
         with pytest.raises(TypeError):
             ProbeError("./a", [])
     finally:
-        errors._REGISTRY.remove(ProbeError)
+        errors.base._REGISTRY.remove(ProbeError)
 
 
 def test_a_class_without_examples_is_refused_at_definition():

@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from mintdim.errors import TokenizerParityError, TokenizerValidationError
 from mintdim.pipelines.unit_build.api import found_before_work
 from mintdim.pipelines.unit_build.tokenizer import parity
 from mintdim.pipelines.unit_build.tokenizer.fast import FastEncoder
-from mintdim.shared.errors import TokenizerParityError, TokenizerValidationError
 from tests.conftest import CORPORA, corpora_file
 from tests.unit_build.helpers import job, read_json, train_sp, tree_bytes, write_jsonl
 

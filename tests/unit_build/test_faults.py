@@ -20,12 +20,11 @@ from pathlib import Path
 import pytest
 import sentencepiece as spm
 
-from mintdim import open_build
+from mintdim import errors, open_build
 from mintdim.pipelines.unit_build import runtime
 from mintdim.pipelines.unit_build.output.dir import UNIT_BUILD_FAILED, OutputDirectory
 from mintdim.pipelines.unit_build.output.verify import verify_build
 from mintdim.pipelines.unit_build.source import jsonl
-from mintdim.shared import errors
 from tests.unit_build.helpers import job, write_jsonl
 
 SIZES = [8, 16, 32, 64]
@@ -225,7 +224,7 @@ def test_the_file_size_limit_is_a_named_error(cwd, sp_model):
     write_jsonl("data.jsonl", _rows(200))
     script = f"""
 import resource, sys
-from mintdim.shared import errors
+from mintdim import errors
 from tests.unit_build.helpers import job
 resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))
 try:

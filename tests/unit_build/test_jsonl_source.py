@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from mintdim import errors
 from mintdim.pipelines.unit_build.source import jsonl
-from mintdim.shared import errors
 from tests.conftest import corpora_file
 from tests.unit_build.helpers import (
     Expected,

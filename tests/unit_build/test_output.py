@@ -16,13 +16,13 @@ import pytest
 import sentencepiece as spm
 
 import mintdim
+from mintdim import errors
 from mintdim.pipelines.unit_build import runtime
 from mintdim.pipelines.unit_build import workers as workers_module
 from mintdim.pipelines.unit_build.batch import BatchEncoder
 from mintdim.pipelines.unit_build.output import durable
 from mintdim.pipelines.unit_build.output.reader import open_build
 from mintdim.pipelines.unit_build.tokenizer.sentencepiece import SentencePieceEncoder
-from mintdim.shared import errors
 from tests.unit_build.helpers import (
     OUTPUT_FILES,
     Expected,

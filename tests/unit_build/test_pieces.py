@@ -19,12 +19,12 @@ from pathlib import Path
 import orjson
 import pytest
 
+from mintdim import errors
 from mintdim.pipelines.unit_build import batch as batch_module
 from mintdim.pipelines.unit_build.contracts import FilePlan
 from mintdim.pipelines.unit_build.output.staging import MARKER_END, Staging
 from mintdim.pipelines.unit_build.output.verify import verify_build
 from mintdim.pipelines.unit_build.pieces import cut_pieces, default_piece_bytes
-from mintdim.shared import errors
 from tests.conftest import corpora_file
 from tests.unit_build.helpers import job, read_json, tree_bytes, write_jsonl
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from mintdim.shared import errors
+from mintdim import errors
 from tests.unit_build.helpers import job, sections, tree_bytes, write_jsonl
 
 # Single-node mode: Ray then binds its services to 127.0.0.1 only (read when ray is imported;

@@ -182,7 +182,7 @@ def test_a_driver_without_the_cluster_token_gets_a_named_error(two_nodes, tmp_pa
         check=False,
     )
     assert done.returncode == 1
-    assert "mintdim.shared.errors.RayConnectionError: RayConnectionError:" in done.stderr
+    assert "mintdim.errors.execution.RayConnectionError: RayConnectionError:" in done.stderr
     assert f"ray status --address {address}" in done.stderr and "RAY_AUTH_MODE=token" in done.stderr
     assert "không kết nối được vào cluster Ray" in done.stderr  # the user's language
     assert not (tmp_path / "out" / "manifest.json").exists()

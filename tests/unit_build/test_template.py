@@ -14,9 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
-from mintdim import TemplateLiteralWarning
+from mintdim import TemplateLiteralWarning, errors
 from mintdim.pipelines.unit_build.source.template import parse_template
-from mintdim.shared import errors
 from tests.conftest import corpora_file
 from tests.unit_build.helpers import (
     Expected,

@@ -14,10 +14,9 @@ import pytest
 import sentencepiece as spm
 from tokenizers import Tokenizer
 
-from mintdim import TemplateLiteralWarning
+from mintdim import TemplateLiteralWarning, errors
 from mintdim.pipelines.unit_build.output.reader import open_build
 from mintdim.pipelines.unit_build.tokenizer.hf_json import HFJsonEncoder
-from mintdim.shared import errors
 from tests.conftest import corpora_file
 from tests.unit_build.helpers import (
     Expected,

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from mintdim import errors
 from mintdim.pipelines.unit_build.units import shard_writer
-from mintdim.shared import errors
 from mintdim.shared.human import human_bytes
 from tests.unit_build.helpers import (
     Expected,

@@ -21,9 +21,8 @@ import pytest
 from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
 import mintdim
-from mintdim import pipeline
+from mintdim import errors, pipeline
 from mintdim.pipelines.unit_build.tokenizer.validate import check_vocab
-from mintdim.shared import errors
 from tests.conftest import corpora_file, training_text
 from tests.unit_build.helpers import (
     assert_not_written,

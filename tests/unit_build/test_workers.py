@@ -148,7 +148,7 @@ def test_a_killed_worker_becomes_a_worker_error(tmp_path, hf_json, started):
     os.kill(workers[0], signal.SIGKILL)
     _, stderr = process.communicate(timeout=180)
     assert process.returncode != 0
-    assert "mintdim.shared.errors.WorkerError: WorkerError:" in stderr
+    assert "mintdim.errors.execution.WorkerError: WorkerError:" in stderr
     _assert_failed_cleanly(out, workers, "WorkerError")
 
 

@@ -13,13 +13,13 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import TypeVar
 
+from mintdim.errors import BuildInterruptedError, MintDimError, RunOptionError
 from mintdim.pipelines.unit_build.config import UnitBuildConfig
 from mintdim.pipelines.unit_build.contracts import BuildResult, RunOptions, ScanResult
 from mintdim.pipelines.unit_build.ray_executor import check_ray_installed
 from mintdim.pipelines.unit_build.rules import is_positive_int
 from mintdim.pipelines.unit_build.runtime import run_build, run_scan
 from mintdim.pipelines.unit_build.validate import validate, validate_scan
-from mintdim.shared.errors import BuildInterruptedError, MintDimError, RunOptionError
 from mintdim.shared.signals import sigterm_as_interrupt
 from mintdim.shared.types import OVERFLOW_POLICIES
 

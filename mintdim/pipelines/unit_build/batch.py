@@ -20,6 +20,12 @@ from dataclasses import dataclass
 import numpy as np
 import orjson
 
+from mintdim.errors import (
+    MintDimError,
+    TokenizerEncodeError,
+    TokenizerParityError,
+    UnitOverflowError,
+)
 from mintdim.pipelines.unit_build.contracts import BuildPlan, FilePlan, TokenizerSpec
 from mintdim.pipelines.unit_build.output import spans
 from mintdim.pipelines.unit_build.output.sample_index import sample_parts
@@ -29,12 +35,6 @@ from mintdim.pipelines.unit_build.source.jsonl import ParsedLines, RawBatch, par
 from mintdim.pipelines.unit_build.tokenizer import Encoder, load_encoder, parity
 from mintdim.pipelines.unit_build.tokenizer.fast import FastEncoder
 from mintdim.pipelines.unit_build.units.planner import assign_units, first_overflow, padded_rows
-from mintdim.shared.errors import (
-    MintDimError,
-    TokenizerEncodeError,
-    TokenizerParityError,
-    UnitOverflowError,
-)
 
 __all__ = [
     "EXTEND",

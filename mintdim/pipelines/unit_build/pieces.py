@@ -21,12 +21,12 @@ import hashlib
 import os
 from collections.abc import Generator, Iterator
 
+from mintdim.errors import BuildWriteError, InputChangedError, MintDimError
 from mintdim.pipelines.unit_build.batch import BatchEncoder, EncodedBatch
 from mintdim.pipelines.unit_build.contracts import BuildPlan, FilePlan, TokenizerSpec
 from mintdim.pipelines.unit_build.output.staging import Fragment, Piece, Staging
 from mintdim.pipelines.unit_build.source.jsonl import InputFingerprint, read_raw_batches
 from mintdim.pipelines.unit_build.tokenizer import Encoder
-from mintdim.shared.errors import BuildWriteError, InputChangedError, MintDimError
 
 __all__ = ["PieceEncoder", "cut_pieces", "default_piece_bytes"]
 

@@ -29,7 +29,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from mintdim.shared.errors import MintDimError, RayConnectionError, RayMissingError, WorkerError
+from mintdim.errors import MintDimError, RayConnectionError, RayMissingError, WorkerError
 from mintdim.shared.lang import Bilingual
 from mintdim.shared.log import get_logger, show
 

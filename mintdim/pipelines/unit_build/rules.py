@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from mintdim.shared.errors import MintDimError
+from mintdim.errors import MintDimError
 
 __all__ = ["is_positive_int", "per_file"]
 

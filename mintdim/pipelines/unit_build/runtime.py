@@ -41,6 +41,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from mintdim.errors import MintDimError, UnitOverflowError
 from mintdim.pipelines.unit_build.batch import BatchCounter, BatchEncoder, EncodedBatch
 from mintdim.pipelines.unit_build.contracts import (
     BuildPlan,
@@ -67,7 +68,6 @@ from mintdim.pipelines.unit_build.units.auto import planned_build, unit_plans
 from mintdim.pipelines.unit_build.units.optimal import UnitPlan
 from mintdim.pipelines.unit_build.units.overflow import OverflowTally
 from mintdim.pipelines.unit_build.workers import Item, Result, encode_in_order
-from mintdim.shared.errors import MintDimError, UnitOverflowError
 from mintdim.shared.signals import StopSignal, stop_signals_ignored
 
 __all__ = ["run_build", "run_scan"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+from mintdim.errors import PipelineValidationError, TokenizerMappingError
 from mintdim.pipelines.unit_build.config import UnitBuildConfig
 from mintdim.pipelines.unit_build.contracts import (
     BuildPlan,
@@ -28,7 +29,6 @@ from mintdim.pipelines.unit_build.tokenizer import Encoder, parity
 from mintdim.pipelines.unit_build.tokenizer import validate as tokenizer_validate
 from mintdim.pipelines.unit_build.tokenizer.fast import FastEncoder
 from mintdim.pipelines.unit_build.units.validate import auto_units, build_batches, unit_settings
-from mintdim.shared.errors import PipelineValidationError, TokenizerMappingError
 from mintdim.shared.paths import resolve, same_place_key
 
 __all__ = ["SCAN_BUILD_BATCH", "validate", "validate_scan"]

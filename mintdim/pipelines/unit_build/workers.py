@@ -36,7 +36,7 @@ from contextlib import contextmanager, suppress
 from multiprocessing.process import BaseProcess
 from typing import Any, BinaryIO, TypeVar
 
-from mintdim.shared.errors import BuildWriteError, MintDimError, WorkerError
+from mintdim.errors import BuildWriteError, MintDimError, WorkerError
 from mintdim.shared.signals import stop_signals_ignored
 
 __all__ = ["encode_in_order"]

@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 import orjson
 
+from mintdim.errors import MintDimError
 from mintdim.pipelines.unit_build.contracts import FilePlan, TokenizerSpec
 from mintdim.pipelines.unit_build.output import durable, stats
 from mintdim.pipelines.unit_build.output.reader import UnitBuild, open_build
 from mintdim.pipelines.unit_build.source.jsonl import parse_lines, read_raw_batches
 from mintdim.pipelines.unit_build.source.template import parse_template
 from mintdim.pipelines.unit_build.tokenizer import Encoder, load_encoder
-from mintdim.shared.errors import MintDimError
 from mintdim.shared.paths import resolve
 
 if TYPE_CHECKING:  # verify.py runs the deep check, so it cannot be imported from here at run time

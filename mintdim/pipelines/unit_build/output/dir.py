@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 import orjson
 
+from mintdim.errors import BuildWriteError, MintDimError, OutputValidationError
 from mintdim.pipelines.unit_build.batch import EXTEND, EncodedBatch
 from mintdim.pipelines.unit_build.contracts import FilePlan, OutputPlan
 from mintdim.pipelines.unit_build.output import (
@@ -54,7 +55,6 @@ from mintdim.pipelines.unit_build.output.unk_index import UnkIndexWriter
 from mintdim.pipelines.unit_build.source.jsonl import InputFingerprint
 from mintdim.pipelines.unit_build.units.planner import padded_rows
 from mintdim.pipelines.unit_build.units.shard_writer import UnitShardWriter, unit_dir_name
-from mintdim.shared.errors import BuildWriteError, MintDimError, OutputValidationError
 from mintdim.shared.lang import Bilingual
 
 __all__ = ["AUDIT_FILES", "EMPTY_UNIT", "UNIT_BUILD_FAILED", "OutputDirectory", "empty_unit_text"]

@@ -43,8 +43,8 @@ from pathlib import Path
 import numpy as np
 import orjson
 
+from mintdim.errors import LoaderOptionError, LoaderStateError
 from mintdim.pipelines.unit_build.output.reader import UnitBuild, open_build
-from mintdim.shared.errors import LoaderOptionError, LoaderStateError
 
 __all__ = ["LoaderOptions", "UnitBatch", "UnitLoader", "loader"]
 

@@ -23,11 +23,11 @@ from pathlib import Path
 import numpy as np
 import orjson
 
+from mintdim.errors import BuildReadError, NoSegmentSpansError, NotABuildError
 from mintdim.pipelines.unit_build.output import manifest, sample_index, spans, unit_index
 from mintdim.pipelines.unit_build.output.dir import UNIT_BUILD_FAILED
 from mintdim.pipelines.unit_build.segments import segment_names
 from mintdim.pipelines.unit_build.units.shard_writer import shard_path, spans_path
-from mintdim.shared.errors import BuildReadError, NoSegmentSpansError, NotABuildError
 
 __all__ = ["UnitBuild", "open_build", "require_build"]
 

@@ -47,9 +47,9 @@ from typing import BinaryIO
 import orjson
 
 from mintdim._version import __version__
+from mintdim.errors import FragmentDamagedError, MintDimError, ResumeMismatchError
 from mintdim.pipelines.unit_build.batch import EncodedBatch
 from mintdim.pipelines.unit_build.output.durable import file_sha256, json_bytes
-from mintdim.shared.errors import FragmentDamagedError, MintDimError, ResumeMismatchError
 
 __all__ = ["DIRNAME", "JOB", "Fragment", "Piece", "Staging", "job_record"]
 

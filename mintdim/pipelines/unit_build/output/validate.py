@@ -6,14 +6,14 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from mintdim.pipelines.unit_build.output import manifest, staging
-from mintdim.pipelines.unit_build.rules import is_positive_int, per_file
-from mintdim.shared.errors import (
+from mintdim.errors import (
     OutputConflictError,
     OutputMappingError,
     OutputValidationError,
     SamplesPerShardError,
 )
+from mintdim.pipelines.unit_build.output import manifest, staging
+from mintdim.pipelines.unit_build.rules import is_positive_int, per_file
 from mintdim.shared.paths import resolve, same_place_key
 
 __all__ = ["check_directories_usable", "group_outputs", "output_dirs", "samples_per_shard"]

@@ -16,8 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import orjson
 
-from mintdim.pipelines.unit_build.contracts import FilePlan
-from mintdim.shared.errors import (
+from mintdim.errors import (
     FieldValueTypeError,
     InputChangedError,
     LineTooLongError,
@@ -25,6 +24,7 @@ from mintdim.shared.errors import (
     SampleSchemaError,
     SourceParseError,
 )
+from mintdim.pipelines.unit_build.contracts import FilePlan
 
 __all__ = [
     "InputFingerprint",

@@ -6,8 +6,8 @@ Rendering is pure substitution (``Template.render``), never ``str.format``: a fi
 
 from __future__ import annotations
 
+from mintdim.errors import TemplateSyntaxError
 from mintdim.pipelines.unit_build.contracts import Template
-from mintdim.shared.errors import TemplateSyntaxError
 
 __all__ = ["parse_template"]
 

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from mintdim.pipelines.unit_build.contracts import Template
-from mintdim.pipelines.unit_build.rules import is_positive_int, per_file
-from mintdim.pipelines.unit_build.source.template import parse_template
-from mintdim.shared.errors import (
+from mintdim.errors import (
     FieldMappingError,
     MintDimFileNotFoundError,
     SourceValidationError,
     TemplateFieldMismatchError,
     TemplateMappingError,
 )
+from mintdim.pipelines.unit_build.contracts import Template
+from mintdim.pipelines.unit_build.rules import is_positive_int, per_file
+from mintdim.pipelines.unit_build.source.template import parse_template
 from mintdim.shared.paths import resolve
 
 __all__ = [

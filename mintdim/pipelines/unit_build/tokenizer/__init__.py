@@ -8,11 +8,11 @@ from typing import Protocol
 
 import numpy as np
 
+from mintdim.errors import TokenizerLoadError
 from mintdim.pipelines.unit_build.contracts import TokenizerSpec
 from mintdim.pipelines.unit_build.tokenizer.fast import FastEncoder, FastEngineUnavailable
 from mintdim.pipelines.unit_build.tokenizer.hf_json import HFJsonEncoder
 from mintdim.pipelines.unit_build.tokenizer.sentencepiece import SentencePieceEncoder
-from mintdim.shared.errors import TokenizerLoadError
 
 __all__ = ["Encoder", "FastEngineUnavailable", "load_encoder"]
 

@@ -13,9 +13,9 @@ import orjson
 import tokenizers
 from tokenizers import Tokenizer, models
 
+from mintdim.errors import TokenizerLoadError
 from mintdim.pipelines.unit_build.contracts import TokenizerSpec
 from mintdim.pipelines.unit_build.tokenizer.specials import Found, resolve_specials
-from mintdim.shared.errors import TokenizerLoadError
 
 __all__ = ["HFJsonEncoder"]
 

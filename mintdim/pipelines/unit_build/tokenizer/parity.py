@@ -27,8 +27,8 @@ from pathlib import Path
 import numpy as np
 import orjson
 
+from mintdim.errors import TokenizerParityError
 from mintdim.pipelines.unit_build.tokenizer.fast import FastEncoder
-from mintdim.shared.errors import TokenizerParityError
 
 __all__ = ["CORPUS", "EVERY", "build_rows", "check", "corpus", "row_digests", "settled"]
 

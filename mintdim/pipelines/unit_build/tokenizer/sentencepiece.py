@@ -7,9 +7,9 @@ from collections.abc import Callable
 import numpy as np
 import sentencepiece as spm
 
+from mintdim.errors import TokenizerLoadError
 from mintdim.pipelines.unit_build.contracts import TokenizerSpec
 from mintdim.pipelines.unit_build.tokenizer.specials import Found, resolve_specials
-from mintdim.shared.errors import TokenizerLoadError
 
 __all__ = ["SentencePieceEncoder"]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from mintdim.errors import TokenizerSpecialTokenError
 from mintdim.pipelines.unit_build.contracts import TokenizerSpec
-from mintdim.shared.errors import TokenizerSpecialTokenError
 
 __all__ = ["Found", "SpecialIds", "resolve_specials"]
 

@@ -17,14 +17,14 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import get_args
 
-from mintdim.pipelines.unit_build.contracts import Template, TokenizerSpec, token_dtype_for
-from mintdim.pipelines.unit_build.tokenizer import Encoder, FastEngineUnavailable, load_encoder
-from mintdim.shared.errors import (
+from mintdim.errors import (
     MintDimFileNotFoundError,
     TemplateTokenizerError,
     TokenDTypeValidationError,
     TokenizerValidationError,
 )
+from mintdim.pipelines.unit_build.contracts import Template, TokenizerSpec, token_dtype_for
+from mintdim.pipelines.unit_build.tokenizer import Encoder, FastEngineUnavailable, load_encoder
 from mintdim.shared.lang import Bilingual
 from mintdim.shared.log import MintDimWarning, get_logger, show
 from mintdim.shared.paths import resolve

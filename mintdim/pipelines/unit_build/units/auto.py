@@ -11,11 +11,11 @@ from dataclasses import replace
 
 import numpy as np
 
+from mintdim.errors import UnitOverflowError, UnitPlanError
 from mintdim.pipelines.unit_build.contracts import BuildPlan, ScanResult
 from mintdim.pipelines.unit_build.units.optimal import UnitPlan, plan_units
 from mintdim.pipelines.unit_build.units.overflow import OverflowTally
 from mintdim.pipelines.unit_build.units.validate import MAX_UNIT_SIZE
-from mintdim.shared.errors import UnitOverflowError, UnitPlanError
 
 __all__ = ["planned_build", "unit_plans"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mintdim.shared.errors import MintDimError, UnitOverflowError, format_location
+from mintdim.errors import MintDimError, UnitOverflowError, format_location
 
 __all__ = ["SHOWN", "OverflowTally"]
 

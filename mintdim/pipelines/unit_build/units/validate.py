@@ -8,9 +8,9 @@ from functools import partial
 
 import numpy as np
 
+from mintdim.errors import UnitMappingError, UnitPlanError, UnitValidationError
 from mintdim.pipelines.unit_build.contracts import AutoUnits
 from mintdim.pipelines.unit_build.rules import is_positive_int, per_file
-from mintdim.shared.errors import UnitMappingError, UnitPlanError, UnitValidationError
 
 __all__ = [
     "AUTO_COUNT",

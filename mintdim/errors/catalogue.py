@@ -1,6 +1,6 @@
 """The error catalogue, docs/error-catalogue.md, rendered from the error classes' own examples.
 
-    python -m mintdim.shared.catalogue > docs/error-catalogue.md    (or: make docs)
+    python -m mintdim.errors.catalogue > docs/error-catalogue.md    (or: make docs)
 
 Each entry shows the class's description (its docstring's first paragraph), its facts and
 every example in English and Vietnamese, exactly as ``err.message(lang)`` renders it. A test
@@ -12,19 +12,19 @@ from __future__ import annotations
 import inspect
 import sys
 
-from mintdim.shared.errors import MintDimError, error_classes
+from mintdim.errors import MintDimError, error_classes
 
 __all__ = ["REGENERATE", "render"]
 
-REGENERATE = "python -m mintdim.shared.catalogue > docs/error-catalogue.md"
+REGENERATE = "python -m mintdim.errors.catalogue > docs/error-catalogue.md"
 """The command that rewrites the catalogue (``make docs`` runs it)."""
 
 _INTRO = f"""\
 # MintDim error catalogue
 
-<!-- Generated from mintdim/shared/errors.py by `{REGENERATE}` (make docs); do not edit. -->
+<!-- Generated from the classes in mintdim/errors/ by `{REGENERATE}` (make docs); do not edit. -->
 
-Every MintDim error derives from `MintDimError` (`mintdim.shared.errors`, also importable from
+Every MintDim error derives from `MintDimError` (`mintdim.errors`, also importable from
 `mintdim`) and from the builtin exception a caller would catch (`ValueError`, `OSError`, ...).
 It carries the facts of the failure as attributes (`err.file`, `err.line`, `err.key`, ...), so
 programs never need to parse the text. Each error has an English and a Vietnamese text:

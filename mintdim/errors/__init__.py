@@ -1,0 +1,38 @@
+"""MintDim's errors, one module per stage that raises them; every class is importable from here.
+
+``base`` holds the machinery (facts, texts, examples, the registry). The stage modules follow the
+flow of a build and of what comes after it: ``config`` (the declared job), ``source``,
+``tokenizer``, ``units``, ``output``, ``execution`` (workers, interrupts, Ray), ``reader`` (a
+finished build and its loader) and ``cli`` (the runner's command line). The catalogue
+(``docs/error-catalogue.md``, ``python -m mintdim.errors.catalogue``) lists the classes in that
+order (``base.STAGES``).
+"""
+
+from mintdim.errors.base import (
+    MintDimError,
+    current_directory,
+    error_classes,
+    format_location,
+)
+from mintdim.errors.cli import *  # noqa: F403
+from mintdim.errors.config import *  # noqa: F403
+from mintdim.errors.config import MappingError
+from mintdim.errors.execution import *  # noqa: F403
+from mintdim.errors.output import *  # noqa: F403
+from mintdim.errors.reader import *  # noqa: F403
+from mintdim.errors.source import *  # noqa: F403
+from mintdim.errors.tokenizer import *  # noqa: F403
+from mintdim.errors.units import *  # noqa: F403
+from mintdim.shared.lang import LANGUAGES, get_language, set_language
+
+__all__ = [
+    "LANGUAGES",
+    "MappingError",
+    "MintDimError",
+    "current_directory",
+    "error_classes",
+    "format_location",
+    "get_language",
+    "set_language",
+    *(cls.__name__ for cls in error_classes()),
+]
