@@ -131,8 +131,8 @@ def fast_ceiling(spec: dict) -> dict:
     """gigatoken's own batch call (the fast engine's library) over the rendered texts in memory,
     all cores: the bound of ``mintdim-fast``, as ``ceiling`` is the bound of ``mintdim``."""
     try:
-        from mintdim.pipelines.unit_build.contracts import TokenizerSpec
-        from mintdim.pipelines.unit_build.tokenizer import load_encoder
+        from mintdim.build.contracts import TokenizerSpec
+        from mintdim.build.tokenizer import load_encoder
     except ImportError as err:
         return {"status": "skipped", "reason": f"mintdim not importable ({err})"}
     path = spec["tokenizer"]

@@ -47,9 +47,9 @@ from _harness import DEFAULT_TEMPLATE, default_tokenizers, machine, tokenizer_ki
 from generate import DEFAULT_FIELDS, cached, default_input  # noqa: E402
 
 from mintdim import TemplateLiteralWarning, pipeline  # noqa: E402
-from mintdim.pipelines.unit_build.batch import BatchEncoder  # noqa: E402
-from mintdim.pipelines.unit_build.source.jsonl import read_raw_batches  # noqa: E402
-from mintdim.pipelines.unit_build.validate import validate  # noqa: E402
+from mintdim.build.batch import BatchEncoder  # noqa: E402
+from mintdim.build.source.jsonl import read_raw_batches  # noqa: E402
+from mintdim.build.validate import validate  # noqa: E402
 
 os.environ["TOKENIZERS_PARALLELISM"] = "false"  # one thread: the figure is per core
 

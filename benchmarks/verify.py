@@ -26,7 +26,7 @@ machine has other work: read ratios, not single times.
 the per-block index checks, the shards' records, the duplicate and UNK checks, the rest. Their sum
 over the cores is the least time any schedule of this very work could take, whatever the
 threads: the floor the last line prints, and the CPU the non-hash parts could spend for a
-ratio of 1.10. The parts are verify's own private steps (output/verify.py), called one by one.
+ratio of 1.10. The parts are verify's own private steps (check/verify.py), called one by one.
 """
 
 from __future__ import annotations
@@ -45,9 +45,9 @@ from _harness import default_tokenizers, loadavg, machine
 from generate import DEFAULT_FIELDS, cached, default_input
 
 from mintdim import pipeline
-from mintdim.pipelines.unit_build.output import sample_index
-from mintdim.pipelines.unit_build.output import verify as v
-from mintdim.pipelines.unit_build.output.verify import verify_build
+from mintdim.build.formats import sample_index
+from mintdim.check import verify as v
+from mintdim.check.verify import verify_build
 
 _BLOCK = 8 << 20
 

@@ -8,13 +8,13 @@ a finished build back), ``loader`` (training batches over one or more builds), `
 
 from mintdim import errors as _errors
 from mintdim._version import __version__
+from mintdim.build.contracts import BuildResult, LongSample, OutputResult, ScanResult
+from mintdim.build.tokenizer.validate import TemplateLiteralWarning
+from mintdim.build.units.optimal import UnitPlan, plan_units
 from mintdim.errors import *  # noqa: F403 - the error catalogue is public API
 from mintdim.pipeline import pipeline
-from mintdim.pipelines.unit_build.contracts import BuildResult, LongSample, OutputResult, ScanResult
-from mintdim.pipelines.unit_build.output.loader import UnitBatch, UnitLoader, loader
-from mintdim.pipelines.unit_build.output.reader import UnitBuild, open_build
-from mintdim.pipelines.unit_build.tokenizer.validate import TemplateLiteralWarning
-from mintdim.pipelines.unit_build.units.optimal import UnitPlan, plan_units
+from mintdim.read.loader import UnitBatch, UnitLoader, loader
+from mintdim.read.reader import UnitBuild, open_build
 
 __all__ = [
     "BuildResult",

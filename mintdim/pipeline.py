@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from mintdim.build.api import UnitBuildPipeline
 from mintdim.errors import UnknownPipelineError
-from mintdim.pipelines.unit_build.api import UnitBuildPipeline
 from mintdim.registry import PIPELINES, registered
 
 __all__ = ["pipeline"]

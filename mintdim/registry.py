@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from mintdim.pipelines.unit_build.api import UnitBuildPipeline
+from mintdim.build.api import UnitBuildPipeline
 
 __all__ = ["PIPELINES", "registered"]
 

@@ -39,7 +39,7 @@ def run_build(
     script = "\n".join(
         [
             "import logging",
-            "from mintdim.pipelines.unit_build.units import shard_writer",
+            "from mintdim.build.formats import shards as shard_writer",
             "from tests.unit_build.helpers import job, write_jsonl",
             setup,
             'write_jsonl("a.jsonl", [{"a": "the", "b": "model"}] * 2)',

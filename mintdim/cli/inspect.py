@@ -9,12 +9,12 @@ from pathlib import Path
 import click
 import orjson
 
+from mintdim.build.contracts import TokenizerSpec
+from mintdim.build.formats import sample_index, stats
+from mintdim.build.tokenizer import load_encoder
 from mintdim.cli.bilingual import Command, PathType, language_option, option
 from mintdim.errors import MintDimError, NotABuildError
-from mintdim.pipelines.unit_build.contracts import TokenizerSpec
-from mintdim.pipelines.unit_build.output import sample_index, stats
-from mintdim.pipelines.unit_build.output.reader import UnitBuild, open_build, require_build
-from mintdim.pipelines.unit_build.tokenizer import load_encoder
+from mintdim.read.reader import UnitBuild, open_build, require_build
 from mintdim.shared.human import human_bytes
 from mintdim.shared.lang import Bilingual
 from mintdim.shared.paths import resolve

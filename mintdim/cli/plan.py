@@ -20,10 +20,10 @@ import numpy as np
 from hydra.errors import HydraException
 
 from mintdim import plots
+from mintdim.build.units.optimal import UnitPlan, plans_up_to
+from mintdim.build.units.validate import COSTS
 from mintdim.cli.bilingual import Command, PathType, language_option, option
 from mintdim.errors import MintDimError, NotABuildError
-from mintdim.pipelines.unit_build.units.optimal import UnitPlan, plans_up_to
-from mintdim.pipelines.unit_build.units.validate import COSTS
 from mintdim.shared.lang import Bilingual
 
 __all__ = ["plan", "units_yaml"]

@@ -7,9 +7,9 @@ import sys
 import click
 import orjson
 
+from mintdim.check.verify import VerifyReport, verify_build
 from mintdim.cli.bilingual import Command, PathType, language_option, option
 from mintdim.errors import NotABuildError
-from mintdim.pipelines.unit_build.output.verify import VerifyReport, verify_build
 from mintdim.shared.lang import Bilingual
 
 __all__ = ["verify"]

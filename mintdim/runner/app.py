@@ -38,7 +38,7 @@ from mintdim import (
     UnknownConfigKeyError,
     set_language,
 )
-from mintdim.pipelines.unit_build.api import found_before_work
+from mintdim.build.api import found_before_work
 from mintdim.runner import schema as schema_module
 from mintdim.runner.callbacks import finish_pending_sweep
 from mintdim.runner.confdir import config_dir

@@ -29,8 +29,8 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from mintdim import ConfigValueError, MintDimError, pipeline
-from mintdim.pipelines.unit_build.api import UnitBuildPipeline
-from mintdim.pipelines.unit_build.validate import SCAN_BUILD_BATCH
+from mintdim.build.api import UnitBuildPipeline
+from mintdim.build.validate import SCAN_BUILD_BATCH
 from mintdim.runner.confdir import config_dir
 from mintdim.runner.demo import register_resolvers
 from mintdim.runner.schema import field_help, register_configs

@@ -240,7 +240,7 @@ def test_every_error_found_before_any_work_exits_2(tmp_path, override, headline)
 _STALLED_RUNNER = """
 import sys, time
 from pathlib import Path
-from mintdim.pipelines.unit_build.batch import BatchEncoder
+from mintdim.build.batch import BatchEncoder
 
 def stall(self, raw):  # the build has begun: stop here until the test's signal arrives
     Path("stalled").touch()

@@ -26,7 +26,7 @@ from tokenizers import Tokenizer
 
 from mintdim import pipeline
 from mintdim.errors import MintDimError
-from mintdim.pipelines.unit_build.output.reader import UnitBuild, open_build
+from mintdim.read.reader import UnitBuild, open_build
 
 __all__ = [
     "OUTPUT_FILES",

@@ -22,8 +22,8 @@ import pytest
 
 import mintdim
 from mintdim import errors, pipeline
-from mintdim.pipelines.unit_build.api import UnitBuildPipeline
-from mintdim.pipelines.unit_build.progress import Progress
+from mintdim.build.api import UnitBuildPipeline
+from mintdim.build.progress import Progress
 from tests.unit_build.helpers import (
     Expected,
     assert_not_written,

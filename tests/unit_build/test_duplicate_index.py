@@ -12,7 +12,7 @@ import numpy as np
 import orjson
 import pytest
 
-from mintdim.pipelines.unit_build.output import duplicate_index
+from mintdim.build.formats import duplicate_index
 from tests.unit_build.helpers import job, read_json, read_jsonl, write_jsonl
 
 

@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from mintdim.build.api import found_before_work
+from mintdim.build.tokenizer import parity
+from mintdim.build.tokenizer.fast import FastEncoder
 from mintdim.errors import TokenizerParityError, TokenizerValidationError
-from mintdim.pipelines.unit_build.api import found_before_work
-from mintdim.pipelines.unit_build.tokenizer import parity
-from mintdim.pipelines.unit_build.tokenizer.fast import FastEncoder
 from tests.conftest import CORPORA, corpora_file
 from tests.unit_build.helpers import job, read_json, train_sp, tree_bytes, write_jsonl
 
@@ -75,8 +75,8 @@ BUILDS = [
 @pytest.mark.parametrize(("tokenizer", "options"), FAST_TOKENIZERS)
 def test_fast_encode_batch_gives_the_reference_ids_on_the_corpora(tokenizer, options):
     _needs_gigatoken()
-    from mintdim.pipelines.unit_build.contracts import TokenizerSpec
-    from mintdim.pipelines.unit_build.tokenizer import load_encoder
+    from mintdim.build.contracts import TokenizerSpec
+    from mintdim.build.tokenizer import load_encoder
 
     path = corpora_file(f"tokenizers/{tokenizer}")
     kind = "hf_json" if tokenizer.endswith(".json") else "sentencepiece"

@@ -21,10 +21,10 @@ import pytest
 import sentencepiece as spm
 
 from mintdim import errors, open_build
-from mintdim.pipelines.unit_build import runtime
-from mintdim.pipelines.unit_build.output.dir import UNIT_BUILD_FAILED, OutputDirectory
-from mintdim.pipelines.unit_build.output.verify import verify_build
-from mintdim.pipelines.unit_build.source import jsonl
+from mintdim.build import runtime
+from mintdim.build.source import jsonl
+from mintdim.build.write.dir import UNIT_BUILD_FAILED, OutputDirectory
+from mintdim.check.verify import verify_build
 from tests.unit_build.helpers import job, write_jsonl
 
 SIZES = [8, 16, 32, 64]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from mintdim import errors
-from mintdim.pipelines.unit_build.source import jsonl
+from mintdim.build.source import jsonl
 from tests.conftest import corpora_file
 from tests.unit_build.helpers import (
     Expected,

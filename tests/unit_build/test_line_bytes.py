@@ -8,7 +8,7 @@ import re
 
 import numpy as np
 
-from mintdim.pipelines.unit_build.output import line_bytes
+from mintdim.build.formats import line_bytes
 
 _CANONICAL = re.compile(rf"0|[1-9][0-9]{{0,{line_bytes.MAX_DIGITS - 1}}}")
 

@@ -26,7 +26,7 @@ import sentencepiece as spm
 
 import mintdim
 from mintdim import LoaderOptionError, LoaderStateError, open_build
-from mintdim.pipelines.unit_build.output.loader import (
+from mintdim.read.loader import (
     LoaderOptions,
     UnitBatch,
     UnitLoader,

@@ -17,12 +17,12 @@ import sentencepiece as spm
 
 import mintdim
 from mintdim import errors
-from mintdim.pipelines.unit_build import runtime
-from mintdim.pipelines.unit_build import workers as workers_module
-from mintdim.pipelines.unit_build.batch import BatchEncoder
-from mintdim.pipelines.unit_build.output import durable
-from mintdim.pipelines.unit_build.output.reader import open_build
-from mintdim.pipelines.unit_build.tokenizer.sentencepiece import SentencePieceEncoder
+from mintdim.build import runtime
+from mintdim.build import workers as workers_module
+from mintdim.build.batch import BatchEncoder
+from mintdim.build.tokenizer.sentencepiece import SentencePieceEncoder
+from mintdim.read.reader import open_build
+from mintdim.shared import durable
 from tests.unit_build.helpers import (
     OUTPUT_FILES,
     Expected,

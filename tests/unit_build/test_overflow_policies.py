@@ -15,7 +15,7 @@ import pytest
 from tokenizers import Tokenizer
 
 from mintdim import RunOptionError, UnitOverflowError, open_build
-from mintdim.pipelines.unit_build.output.verify import verify_build
+from mintdim.check.verify import verify_build
 from tests.conftest import corpora_file
 from tests.unit_build.helpers import (
     flipped_bytes,

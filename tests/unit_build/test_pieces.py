@@ -20,11 +20,11 @@ import orjson
 import pytest
 
 from mintdim import errors
-from mintdim.pipelines.unit_build import batch as batch_module
-from mintdim.pipelines.unit_build.contracts import FilePlan
-from mintdim.pipelines.unit_build.output.staging import MARKER_END, Staging
-from mintdim.pipelines.unit_build.output.verify import verify_build
-from mintdim.pipelines.unit_build.pieces import cut_pieces, default_piece_bytes
+from mintdim.build import batch as batch_module
+from mintdim.build.contracts import FilePlan
+from mintdim.build.pieces import cut_pieces, default_piece_bytes
+from mintdim.build.write.staging import MARKER_END, Staging
+from mintdim.check.verify import verify_build
 from tests.conftest import corpora_file
 from tests.unit_build.helpers import job, read_json, tree_bytes, write_jsonl
 
@@ -257,7 +257,7 @@ def test_resume_after_the_build_was_sigkilled(cwd, sp_model, monkeypatch):
 
 _KILLED_WHILE_TIDYING = """
 import os, signal, sys
-from mintdim.pipelines.unit_build.output.staging import Staging
+from mintdim.build.write.staging import Staging
 from tests.unit_build.helpers import job
 Staging.remove = lambda self: os.kill(os.getpid(), signal.SIGKILL)  # the first removal dies
 job(["data/a.jsonl", "data/b.jsonl"], sys.argv[1], sizes=[[8, 16, 32, 64]] * 2,

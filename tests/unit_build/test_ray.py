@@ -98,7 +98,7 @@ def test_a_bad_line_in_a_late_piece_fails_like_the_local_build(cwd, sp_model):
 @pytest.fixture
 def no_fork(monkeypatch):
     """Fail the test if anything forks a local process pool beside this module's Ray."""
-    from mintdim.pipelines.unit_build import runtime
+    from mintdim.build import runtime
 
     real = runtime.encode_in_order
 

@@ -244,8 +244,8 @@ def test_round_trip_on_random_data(
 
 def _written_lines(directory: Path, rng: np.random.Generator, count: int) -> tuple[list, list]:
     """Lines written by the real writer from random values; returns (sources, shard paths)."""
-    from mintdim.pipelines.unit_build.output import sample_index
-    from mintdim.pipelines.unit_build.units.shard_writer import shard_path
+    from mintdim.build.formats import sample_index
+    from mintdim.build.formats.shards import shard_path
 
     sources = ["data/a.jsonl", 'odd "name",\\.jsonl', "ủ/b c.jsonl"]
     sizes = np.array([8, 128, 4096])
@@ -273,7 +273,7 @@ def test_lines_read_from_their_bytes_are_what_orjson_reads_or_declined(tmp_path)
     declines (None: the caller parses with orjson) or still gives exactly orjson's columns."""
     import orjson
 
-    from mintdim.pipelines.unit_build.output import sample_index
+    from mintdim.build.formats import sample_index
 
     rng = np.random.default_rng(11)
     sources, shards = _written_lines(tmp_path, rng, 40)

@@ -18,7 +18,7 @@ import sentencepiece as spm
 from tokenizers import Tokenizer
 
 from mintdim import TokenizerSpecialTokenError, open_build
-from mintdim.pipelines.unit_build.output.verify import verify_build
+from mintdim.check.verify import verify_build
 from tests.conftest import corpora_file
 from tests.unit_build.helpers import job, read_json, read_jsonl, tree_bytes, write_jsonl
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
 from mintdim import TemplateLiteralWarning, errors
-from mintdim.pipelines.unit_build.source.template import parse_template
+from mintdim.build.source.template import parse_template
 from tests.conftest import corpora_file
 from tests.unit_build.helpers import (
     Expected,

@@ -15,8 +15,8 @@ import sentencepiece as spm
 from tokenizers import Tokenizer
 
 from mintdim import TemplateLiteralWarning, errors
-from mintdim.pipelines.unit_build.output.reader import open_build
-from mintdim.pipelines.unit_build.tokenizer.hf_json import HFJsonEncoder
+from mintdim.build.tokenizer.hf_json import HFJsonEncoder
+from mintdim.read.reader import open_build
 from tests.conftest import corpora_file
 from tests.unit_build.helpers import (
     Expected,
@@ -396,7 +396,7 @@ def test_the_manifest_hashes_the_bytes_the_tokenizer_was_loaded_from(
 ):
     """The tokenizer file is replaced right after validation loaded it: the manifest's SHA-256
     is still that of the bytes the build encodes with, not of a second read."""
-    from mintdim.pipelines.unit_build.tokenizer import validate as tokenizer_validate
+    from mintdim.build.tokenizer import validate as tokenizer_validate
 
     if engine == "fast":
         pytest.importorskip("gigatoken")

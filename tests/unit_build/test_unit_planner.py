@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mintdim import UnitValidationError, plan_units
-from mintdim.pipelines.unit_build.units.optimal import plans_up_to
+from mintdim.build.units.optimal import plans_up_to
 
 _LENGTHS = st.lists(st.integers(min_value=0, max_value=13), min_size=1, max_size=40)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from mintdim import errors
-from mintdim.pipelines.unit_build.units import shard_writer
+from mintdim.build.formats import shards as shard_writer
 from mintdim.shared.human import human_bytes
 from tests.unit_build.helpers import (
     Expected,

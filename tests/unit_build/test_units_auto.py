@@ -77,7 +77,7 @@ def test_planner_options_only_with_auto(sp_model, cwd):
 
 def test_auto_units_never_plan_a_size_past_the_largest_unit_allowed(sp_model, cwd, monkeypatch):
     # Samples longer than MAX_UNIT_SIZE (2**24) are impractical to write in a test: lower it.
-    from mintdim.pipelines.unit_build.units import auto
+    from mintdim.build.units import auto
 
     monkeypatch.setattr(auto, "MAX_UNIT_SIZE", 40)
     rows = _rows(60)

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from tokenizers import Tokenizer
 
-from mintdim.pipelines.unit_build.output.reader import open_build
-from mintdim.pipelines.unit_build.output.unk_index import unk_parts
+from mintdim.build.formats.unk_index import unk_parts
+from mintdim.read.reader import open_build
 from tests.conftest import corpora_file
 from tests.unit_build.helpers import job, read_json, read_jsonl, reference_encoder, write_jsonl
 

@@ -22,7 +22,7 @@ from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
 import mintdim
 from mintdim import errors, pipeline
-from mintdim.pipelines.unit_build.tokenizer.validate import check_vocab
+from mintdim.build.tokenizer.validate import check_vocab
 from tests.conftest import corpora_file, training_text
 from tests.unit_build.helpers import (
     assert_not_written,

@@ -304,8 +304,8 @@ def test_deep_reads_lines_with_the_builds_line_limit(cwd, sp_model):
 def test_sample_index_read_from_raw_bytes_equals_orjson_and_falls_back(cwd, sp_model):
     """The vectorised reader of sample_index lines gives exactly orjson's columns; a line not in
     the writer's exact form (still valid JSON) sends its block through orjson, and verify holds."""
-    from mintdim.pipelines.unit_build.output import sample_index
-    from mintdim.pipelines.unit_build.output import verify as checks
+    from mintdim.build.formats import sample_index
+    from mintdim.check import verify as checks
 
     out = _build(cwd, sp_model)
     report = checks.VerifyReport(directory=str(out), deep=False)
@@ -335,7 +335,7 @@ def test_record_checks_report_what_a_slot_by_slot_reading_finds():
     truncated samples, it reports exactly what reading every slot one by one finds."""
     from types import SimpleNamespace
 
-    from mintdim.pipelines.unit_build.output import verify as checks
+    from mintdim.check import verify as checks
 
     rng = np.random.default_rng(7)
     for _ in range(400):
@@ -383,7 +383,7 @@ def test_shards_checked_early_with_a_wrong_unit_index_are_checked_again(cwd, sp_
     differ from sample_index.jsonl's (here one count made shorter, every digest made to match)
     the shard is checked again with the index's, so the only failure is the unit index's own,
     not a PAD failure the wrong count would give."""
-    from mintdim.pipelines.unit_build.output import unit_index
+    from mintdim.build.formats import unit_index
 
     out = _build(cwd, sp_model)
     path = sorted(out.glob("unit_*/index.npy"))[0]
@@ -403,7 +403,7 @@ def test_the_index_read_in_many_small_parts_gives_the_same_report(cwd, sp_model,
     """sample_index.jsonl is read in byte ranges whose lines are parsed apart: with ranges much
     shorter than a line (so most hold no line start) verify still passes an intact build, and
     names the same line when one is changed."""
-    from mintdim.pipelines.unit_build.output import verify as checks
+    from mintdim.check import verify as checks
 
     out = _build(cwd, sp_model)
     with monkeypatch.context() as patch:

@@ -20,7 +20,7 @@ import orjson
 import pytest
 
 from mintdim import TokenizerEncodeError, pipeline
-from mintdim.pipelines.unit_build.tokenizer.hf_json import HFJsonEncoder
+from mintdim.build.tokenizer.hf_json import HFJsonEncoder
 from tests.conftest import training_text
 
 REPO = Path(__file__).resolve().parents[2]
@@ -242,8 +242,8 @@ def test_a_worker_stuck_past_the_grace_period_is_terminated(tmp_path, hf_json, s
     patch = f"""
         import time
         from pathlib import Path
-        from mintdim.pipelines.unit_build import workers
-        from mintdim.pipelines.unit_build.tokenizer.hf_json import HFJsonEncoder
+        from mintdim.build import workers
+        from mintdim.build.tokenizer.hf_json import HFJsonEncoder
 
         workers._STOP_GRACE_SECONDS = 1.0
         real = HFJsonEncoder.encode_batch
@@ -279,7 +279,7 @@ def test_a_short_result_crosses_the_pipe_and_a_long_one_a_spool_file(tmp_path, m
     from concurrent.futures import Future
     from concurrent.futures.process import _ResultItem
 
-    from mintdim.pipelines.unit_build import workers
+    from mintdim.build import workers
 
     short, long = {"piece": 7, "reused": False}, list(range(5000))
     monkeypatch.setattr(workers, "_worker_encoder", lambda item: item)

@@ -1,0 +1,186 @@
+"""``manifest.json``: what was built, from what, with which tokenizer, and every shard's checksum.
+
+Written last, atomically and durably (shared/durable.py): a directory without it is not a
+finished build. It holds no wall-clock time and no machine-specific value, so two builds of the
+same input files and configuration are byte-identical whatever ``build_batch`` or worker count.
+Each input's fingerprint (size, mtime, SHA-256 as read) belongs to the file itself: a copy of an
+input has another mtime, so its build differs in that field (and the seal over it) alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+
+from mintdim._version import __version__
+from mintdim.build.contracts import FilePlan, OutputPlan
+from mintdim.build.formats.shards import ShardRecord
+from mintdim.build.segments import sequence_template
+from mintdim.build.source.jsonl import InputFingerprint
+from mintdim.shared.durable import json_bytes
+
+__all__ = ["FILENAME", "FORMAT_VERSION", "SEAL", "manifest", "seal_holds"]
+
+FILENAME = "manifest.json"
+FORMAT_VERSION = 2
+"""Bumped whenever a file's layout changes, so readers can refuse what they do not know."""
+
+
+SEAL = "manifest_sha256"
+"""The manifest's last key: SHA-256 of the manifest's own bytes without it, so a changed byte
+anywhere in the manifest is found as surely as one in a shard."""
+
+
+def manifest(
+    output: OutputPlan,
+    files: Sequence[tuple[FilePlan, InputFingerprint]],
+    shards: Sequence[ShardRecord],
+    unit_indexes: Sequence[ShardRecord],
+    audit_files: Mapping[str, Mapping[str, object]],
+    extended_sizes: Sequence[int] = (),
+    on_overflow: str = "abort",
+    parity_rows: int = 0,
+) -> dict:
+    """The sealed manifest of one finished output directory.
+
+    ``files``: each input with its fingerprint as read. ``unit_indexes``: see
+    build/formats/unit_index.py. ``audit_files`` maps each index and summary file name to its ``bytes``
+    and ``sha256``. ``extended_sizes``: the units ``on_overflow="extend"`` added.
+    ``parity_rows``: rows the fast engine's parity guard re-encoded during the build.
+    """
+    content = _content(output, files, shards, unit_indexes, extended_sizes, on_overflow)
+    if output.tokenizer.engine == "fast" or output.info.engine_fallback is not None:
+        # Only a build that declared engine="fast" says so: a default build's manifest is
+        # unchanged by the engine option.
+        content["tokenizer"]["engine"] = _engine(output, parity_rows)
+    content["audit_files"] = {name: dict(facts) for name, facts in audit_files.items()}
+    content[SEAL] = _digest(content)
+    return content
+
+
+def seal_holds(content: dict) -> bool:
+    """Whether a manifest's seal matches the rest of it."""
+    rest = {key: value for key, value in content.items() if key != SEAL}
+    return content.get(SEAL) == _digest(rest)
+
+
+def _digest(content: dict) -> str:
+    return hashlib.sha256(json_bytes(content)).hexdigest()
+
+
+def _content(
+    output: OutputPlan,
+    inputs: Sequence[tuple[FilePlan, InputFingerprint]],
+    shards: Sequence[ShardRecord],
+    unit_indexes: Sequence[ShardRecord],
+    extended_sizes: Sequence[int],
+    on_overflow: str,
+) -> dict:
+    info = output.info
+    files = [file for file, _ in inputs]
+    spec = output.tokenizer
+    return {
+        "pipeline": "unit-build",
+        "mintdim_version": __version__,
+        "format_version": FORMAT_VERSION,
+        "status": "complete",
+        "tokenizer": {
+            "type": output.tokenizer.kind,
+            "path": output.tokenizer.path,
+            "vocab_size": info.vocab_size,
+            "unk_id": info.unk_id,
+            "pad_id": info.pad_id,
+            "eos_id": info.eos_id,
+            "unk_id_source": info.unk_source,
+            "pad_id_source": info.pad_source,
+            "sha256": info.file_sha256,
+            "eos_id_source": info.eos_source,
+            "pad_fallback": spec.pad_fallback,
+            "unk_fallback": spec.unk_fallback,
+            "unk_tier": "off" if info.unk_id is None else "on",
+            "encode": spec.encode or "whole",
+            "append_eos": spec.append_eos,
+            "add_special_tokens": False,
+            "padding_and_truncation": "disabled on the loaded tokenizer; every encoding is exact",
+        },
+        "token_storage": {
+            "dtype": info.token_dtype,
+            "bytes_per_token": info.dtype.itemsize,
+            "byte_order": "little",
+            "record_layout": "unit_size slots per record: tokens, then pad_id",
+        },
+        "units": {
+            "sizes": sorted([*output.sizes, *extended_sizes]),
+            "planned_sizes": list(output.sizes),
+            "extended_sizes": list(extended_sizes),
+            "on_overflow": on_overflow,
+            # How sizes="auto" chose them, and the padding it predicted (which stats.json meets).
+            **({"planned": output.planned} if output.planned is not None else {}),
+        },
+        "source": {
+            "files": [f.path for f in files],
+            "fields": [list(f.fields) for f in files],
+            "templates": [f.template.source for f in files],
+            "sequence_templates": [sequence_template(f, spec.append_eos) for f in files],
+            "inputs": [
+                {"path": f.path, "bytes": p.bytes, "mtime_ns": p.mtime_ns, "sha256": p.sha256}
+                for f, p in inputs
+            ],
+            # The line limit the build read with (one for all files): a deep verify reads again
+            # with it, so a line the build refused is refused again, not read past.
+            "max_line_bytes": max((f.max_line_bytes for f in files), default=0),
+        },
+        "segment_spans": (
+            {
+                "stored": True,
+                "dtype": "int32",
+                "byte_order": "little",
+                "record_width": 1 + output.span_width,
+                "record_layout": "per shard record: source file position, then the stop of "
+                "each segment (segment k = tokens [stop k-1, stop k), stop -1 = 0)",
+            }
+            if output.span_width
+            else {"stored": False}
+        ),
+        "output": {"samples_per_shard": output.samples_per_shard},
+        "hash": {"algorithm": "sha256", "of": "UTF-8 bytes of the rendered text"},
+        "shards": _listing(shards),
+        "unit_indexes": _listing(unit_indexes),
+    }
+
+
+def _engine(output: OutputPlan, parity_rows: int) -> dict:
+    info = output.info
+    if info.engine_fallback is not None:
+        return {
+            "declared": "fast",
+            "ran": "reference",
+            "library": info.engine_version,
+            "fallback_reason": info.engine_fallback,
+        }
+    return {
+        "declared": "fast",
+        "ran": "fast",
+        "library": info.engine_version,
+        "parity": {
+            "reference_library": info.reference_version,
+            "texts_checked_at_validation": info.parity_texts,
+            "rows_checked_during_build": parity_rows,
+            "rows_sampled": "every row of the first file's first batch, then rows 0, 64, "
+            "128, ... of every batch",
+        },
+    }
+
+
+def _listing(records: Sequence[ShardRecord]) -> list[dict]:
+    return [
+        {
+            "path": r.path,
+            "unit_size": r.unit_size,
+            "samples": r.samples,
+            "bytes": r.bytes,
+            "sha256": r.sha256,
+            **({"spans": r.spans} if r.spans is not None else {}),
+        }
+        for r in records
+    ]

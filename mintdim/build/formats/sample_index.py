@@ -1,0 +1,289 @@
+"""``sample_index.jsonl``: one line per sample, in sample_id order, pointing at its shard record.
+
+Line form (compact JSON, keys in this order)::
+
+    {"sample_id":0,"hash":"<sha256 hex>","token_count":143,"unit_size":192,
+     "source_file":"./data/alpaca.jsonl","source_line":1,"empty_fields":["input"],
+     "shard_path":"unit_192/shard_000000.bin","shard_row":0}
+
+``empty_fields`` lists, in declared order, the fields whose value was the empty string.
+
+``shard_row`` is the 0-based record number inside the shard file, so the tokens are
+``shard[shard_row * unit_size : shard_row * unit_size + token_count]``.
+
+Readers get the lines as :class:`Columns`: :class:`ExactReader` straight from the bytes of lines
+in exactly this form (whole-column numpy operations, no JSON parse), :func:`parse_rows` from lines
+parsed as JSON in any shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import orjson
+
+from mintdim.build.formats import line_bytes
+from mintdim.build.formats.shards import shard_path
+from mintdim.shared import durable
+
+__all__ = ["FILENAME", "KEYS", "Columns", "ExactReader", "SampleIndexWriter", "parse_rows"]
+
+FILENAME = "sample_index.jsonl"
+KEYS = (
+    "sample_id",
+    "hash",
+    "token_count",
+    "unit_size",
+    "source_file",
+    "source_line",
+    "empty_fields",
+    "shard_path",
+    "shard_row",
+)
+"""The keys of every line, in the order written."""
+_SAMPLE_ID, _HASH, _TOKEN_COUNT, _UNIT_SIZE, _SOURCE_FILE, _SOURCE_LINE = (
+    f'"{key}":' for key in KEYS[:6]
+)
+_EMPTY_FIELDS, _SHARD_PATH, _SHARD_ROW = (f'"{key}":' for key in KEYS[6:])
+"""What stands before each value: the key, quoted, and a colon."""
+
+
+def sample_parts(
+    hexes: list[str],
+    token_counts: list[int],
+    unit_sizes: list[int],
+    source: str,
+    lines: list[int],
+    empty_fields: list[str],
+) -> list[str]:
+    """Per sample, the middle of its line (``"hash"`` to ``"empty_fields"``): everything a worker
+    knows. ``source`` is the source file and ``empty_fields`` each sample's list, already as
+    JSON. The writer adds the rest."""
+    return [
+        f'{_HASH}"{h}",{_TOKEN_COUNT}{n},{_UNIT_SIZE}{u},{_SOURCE_FILE}{source},'
+        f"{_SOURCE_LINE}{line},{_EMPTY_FIELDS}{e}"
+        for h, n, u, line, e in zip(
+            hexes, token_counts, unit_sizes, lines, empty_fields, strict=True
+        )
+    ]
+
+
+class SampleIndexWriter:
+    """Appends sample lines: the sample id, the middle from :func:`sample_parts`, the shard place."""
+
+    def __init__(self, directory: Path) -> None:
+        self.file = durable.HashedFile(directory / FILENAME)
+
+    def write(
+        self,
+        first_id: int,
+        parts: list[str],
+        unit_sizes: np.ndarray,
+        shard_numbers: np.ndarray,
+        shard_rows: np.ndarray,
+    ) -> None:
+        """Write one line per sample of a batch whose first sample has id ``first_id``."""
+        # A batch touches few shards: name each once, not once per sample. One int per sample
+        # (unit size in the high bits, shard number in the low) keys them as cheaply as possible.
+        places = ((unit_sizes.astype(np.int64) << 32) | shard_numbers).tolist()
+        paths = {place: shard_path(place >> 32, place & 0xFFFFFFFF) for place in set(places)}
+        self.file.write(
+            "".join(
+                [
+                    f'{{{_SAMPLE_ID}{sample_id},{part},{_SHARD_PATH}"{paths[place]}",'
+                    f"{_SHARD_ROW}{row}}}\n"
+                    for sample_id, part, place, row in zip(
+                        range(first_id, first_id + len(parts)),
+                        parts,
+                        places,
+                        shard_rows.tolist(),
+                        strict=True,
+                    )
+                ]
+            ).encode()
+        )
+
+    def close(self) -> None:
+        """Flush and close the file."""
+        self.file.close()
+
+
+# ---------------------------------------------------------------------------
+# Reading
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Columns:
+    """The values of consecutive lines, one array entry per line.
+
+    A value that is missing or of another type reads as -1 (a hash as 64 zeros) and is False in
+    its ``*_ok`` mask; ``source_file`` and ``shard_path`` are positions in the paths the reader
+    was given, -1 for any other value; ``shard_row`` has no mask (-1 stands for "no row").
+    """
+
+    sample_id: np.ndarray
+    sample_id_ok: np.ndarray
+    hash: np.ndarray
+    """``S64``: the SHA-256 in lower-case hex (``hash.lower()`` of the line)."""
+    hash_ok: np.ndarray
+    token_count: np.ndarray
+    token_count_ok: np.ndarray
+    unit_size: np.ndarray
+    unit_size_ok: np.ndarray
+    source_file: np.ndarray
+    source_line: np.ndarray
+    source_line_ok: np.ndarray
+    shard_path: np.ndarray
+    shard_row: np.ndarray
+
+
+def parse_rows(rows: Sequence[object], sources: dict[str, int], shards: dict[str, int]) -> Columns:
+    """The columns of lines parsed as JSON (any shape: what is not as written reads as -1).
+
+    ``sources`` and ``shards`` number the source files and shard paths a line may name.
+    """
+    integers = ("sample_id", "token_count", "unit_size", "source_line", "shard_row")
+    ints = {key: _ints(rows, key) for key in integers}
+    hashes, hashes_ok = _hashes(rows)
+    return Columns(
+        sample_id=ints["sample_id"][0],
+        sample_id_ok=ints["sample_id"][1],
+        hash=hashes,
+        hash_ok=hashes_ok,
+        token_count=ints["token_count"][0],
+        token_count_ok=ints["token_count"][1],
+        unit_size=ints["unit_size"][0],
+        unit_size_ok=ints["unit_size"][1],
+        source_file=_lookup(rows, "source_file", sources),
+        source_line=ints["source_line"][0],
+        source_line_ok=ints["source_line"][1],
+        shard_path=_lookup(rows, "shard_path", shards),
+        shard_row=ints["shard_row"][0],
+    )
+
+
+def _ints(rows: Sequence[object], key: str) -> tuple[np.ndarray, np.ndarray]:
+    """A column of integers and where it holds one; anything else reads as -1."""
+    try:
+        array = np.array([row[key] for row in rows])
+        if array.dtype.kind == "i":
+            return array.astype(np.int64), np.ones(array.size, dtype=bool)
+    except (KeyError, TypeError, ValueError, OverflowError):
+        pass
+    values = [row.get(key) if isinstance(row, dict) else None for row in rows]
+    ok = np.array([type(v) is int and abs(v) < 1 << 62 for v in values], dtype=bool)
+    return np.array([v if k else -1 for v, k in zip(values, ok, strict=True)], dtype=np.int64), ok
+
+
+def _lookup(rows: Sequence[object], key: str, table: dict[str, int]) -> np.ndarray:
+    """A column of strings turned into their numbers in ``table``; anything else is -1."""
+    try:
+        return np.array([table[row[key]] for row in rows], dtype=np.int64)
+    except (KeyError, TypeError):
+        values = [row.get(key) if isinstance(row, dict) else None for row in rows]
+        return np.array([table.get(v, -1) if isinstance(v, str) else -1 for v in values])
+
+
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+
+
+def _hashes(rows: Sequence[object]) -> tuple[np.ndarray, np.ndarray]:
+    """The ``hash`` column in lower-case hex, and where a line holds a SHA-256 hex digest."""
+    texts = [row.get("hash") if isinstance(row, dict) else None for row in rows]
+    ok = [isinstance(t, str) and len(t) == 64 and _HEX_DIGITS.issuperset(t) for t in texts]
+    hashes = [t.lower() if k else "0" * 64 for t, k in zip(texts, ok, strict=True)]
+    return np.array(hashes, dtype="S64"), np.array(ok, dtype=bool)
+
+
+class ExactReader:
+    """Reads blocks of whole lines straight from their bytes, when every line is exactly as
+    :class:`SampleIndexWriter` writes it naming one of ``sources`` and ``shards``.
+
+    Each line is pinned from both ends: from its start the keys in their order (:data:`KEYS`),
+    integers in canonical digits, a lower-case hex digest, a source file spelled exactly as
+    orjson spells one of ``sources``; from its end the shard row and a shard path spelled as one
+    of ``shards``. Only the ``empty_fields`` value between them is free, and each distinct value
+    of it must be one JSON value. Such a line parses to exactly these columns, so the result
+    equals :func:`parse_rows` of the parsed lines.
+    """
+
+    def __init__(self, sources: Sequence[str], shards: Sequence[str]) -> None:
+        self.sources = line_bytes.Options([orjson.dumps(path) for path in sources])
+        self.shards = line_bytes.Options([orjson.dumps(path) for path in shards])
+        # Wider than any window read: a digest or integer with its key, a path with its key.
+        self._block = line_bytes.Block(margin=96 + max(self.sources.longest, self.shards.longest))
+
+    def read(self, block: bytes) -> Columns | None:
+        """The columns of ``block``'s lines; None when any line is not in the exact form (parse
+        its lines as JSON and use :func:`parse_rows`)."""
+        self._block.load(block)
+        return self._columns()
+
+    def read_lines(self, fd: int, start: int, end: int) -> tuple[int, int, Columns | None]:
+        """The lines of file ``fd`` that start from offset ``start`` to ``end`` (exclusive), read
+        straight into the buffer: their file offset and size, and their columns or None as
+        :meth:`read` (re-read the bytes to parse them another way)."""
+        offset = self._block.read_lines(fd, start, end)
+        return offset, self._block.size, self._columns() if self._block.size else None
+
+    def _columns(self) -> Columns | None:
+        lines = self._block
+        if not lines.whole_lines():
+            return None
+        # From each line's start up to the empty_fields value ...
+        ahead = line_bytes.Ahead(lines, lines.starts)
+        sample_id = ahead.integer(f"{{{_SAMPLE_ID}".encode())
+        hashes = ahead.text(f',{_HASH}"'.encode(), 64)
+        token_count = ahead.integer(f'",{_TOKEN_COUNT}'.encode())
+        unit_size = ahead.integer(f",{_UNIT_SIZE}".encode())
+        source_file = ahead.choice(f",{_SOURCE_FILE}".encode(), self.sources)
+        source_line = ahead.integer(f",{_SOURCE_LINE}".encode())
+        # ... and from its end back to it.
+        back = line_bytes.Back(lines, lines.ends)
+        shard_row = back.integer(b"}")
+        shard = back.choice(self.shards, f",{_SHARD_ROW}".encode())
+        if not (ahead.ok.all() and back.ok.all() and _hex_only(hashes)):
+            return None
+        if not _each_one_json_value(lines, ahead.at, back.at):
+            return None
+        every = np.ones(lines.starts.size, dtype=bool)
+        return Columns(
+            sample_id=sample_id,
+            sample_id_ok=every,
+            hash=hashes,
+            hash_ok=every,
+            token_count=token_count,
+            token_count_ok=every,
+            unit_size=unit_size,
+            unit_size_ok=every,
+            source_file=source_file,
+            source_line=source_line,
+            source_line_ok=every,
+            shard_path=shard,
+            shard_row=shard_row,
+        )
+
+
+def _hex_only(hashes: np.ndarray) -> bool:
+    """Whether every hash is lower-case hex (one C pass: delete the hex digits, nothing stays)."""
+    return not hashes.tobytes().translate(None, b"0123456789abcdef")
+
+
+def _each_one_json_value(lines: line_bytes.Block, starts: np.ndarray, ends: np.ndarray) -> bool:
+    """Whether each line holds ``,"empty_fields":``, one JSON value, ``,"shard_path":`` from
+    ``starts`` to ``ends`` (each distinct value is parsed once)."""
+    values = line_bytes.distinct_between(
+        lines, starts, ends, f",{_EMPTY_FIELDS}".encode(), f",{_SHARD_PATH}".encode()
+    )
+    if not values:
+        return False
+    try:
+        for value in values:
+            orjson.loads(value)
+    except orjson.JSONDecodeError:
+        return False
+    return True

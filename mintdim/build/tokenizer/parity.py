@@ -1,0 +1,151 @@
+"""The parity guard: the fast engine's ids must equal the reference library's, checked as it runs.
+
+Exactness is MintDim's promise, so a fast engine is trusted only as far as it is checked:
+
+- at validation, the parity corpus (``parity_corpus.jsonl`` beside this module: one JSON string
+  per line, written for MintDim and under its MIT licence: whitespace, control and invisible
+  characters, combining marks, many scripts, emoji, code, and text that looks like special
+  tokens) plus every text of the demo data that ships in the package, then the first batch of
+  the data (the first ``build_batch`` lines of the first file the engine reads), are encoded by
+  both engines;
+- during the build, every row of that first batch and rows 0, 64, 128, ... of every other batch
+  (at least one row in 64, the same rows whatever the worker count) are checked against the
+  reference library's ids. The first batch's rows are compared with the ids the reference gave
+  at validation (a SHA-256 per row of its text and ids, ``row_digests``), so the reference does
+  not encode them twice; a row whose text or ids differ from that record is re-encoded.
+
+The first difference stops the build with ``TokenizerParityError`` (file:line, both id
+sequences around it, how to switch engines); no manifest is written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import orjson
+
+from mintdim.build.tokenizer.fast import FastEncoder
+from mintdim.errors import TokenizerParityError
+
+__all__ = ["CORPUS", "EVERY", "build_rows", "check", "corpus", "row_digests", "settled"]
+
+CORPUS = Path(__file__).with_name("parity_corpus.jsonl")
+EVERY = 64
+"""During the build, one row in this many is re-encoded by the reference library."""
+_PACKAGE = Path(__file__).parents[2]
+"""The installed ``mintdim`` package: corpus files are named from it, as ``mintdim/...``."""
+_DEMO = _PACKAGE / "demo"
+_DEMO_FILES = ("self_instruct_seed_alpaca.jsonl", "gsm8k_test_first300.jsonl")
+_AROUND = 8
+"""Ids shown on each side of the first difference."""
+
+
+def corpus() -> Iterator[tuple[str, int, str]]:
+    """``(file, line, text)`` of the parity corpus, then of the bundled demo data."""
+    for line, raw in enumerate(CORPUS.read_bytes().splitlines(), start=1):
+        yield f"mintdim/{CORPUS.relative_to(_PACKAGE).as_posix()}", line, orjson.loads(raw)
+    for name in _DEMO_FILES:
+        for line, raw in enumerate((_DEMO / name).read_bytes().splitlines(), start=1):
+            values = [v for v in orjson.loads(raw).values() if isinstance(v, str)]
+            # Joined as a template would: "\n\n" between fields.
+            yield f"mintdim/demo/{name}", line, "\n\n".join(values)
+
+
+def build_rows(lines: list[int], build_batch: int, first_file: bool) -> np.ndarray:
+    """The positions of a batch's rows the build checks, from their line numbers: in the first
+    file (``first_file``) every row of its first ``build_batch`` lines, then everywhere the rows
+    whose line is one in ``EVERY`` of each block of ``build_batch`` lines. A function of line
+    numbers alone, so the rows checked (and the count the manifest records) never depend on how
+    the file was cut into batches or pieces."""
+    offsets = np.asarray(lines, dtype=np.int64) - 1
+    sampled = offsets % build_batch % EVERY == 0
+    return np.flatnonzero((offsets < build_batch) | sampled if first_file else sampled)
+
+
+def row_digests(utf8: Sequence[bytes], flat: np.ndarray, lengths: np.ndarray) -> list[bytes]:
+    """Per row, the SHA-256 of its text and its ids: what ``settled`` compares a row with."""
+    ends = np.cumsum(lengths)
+    ids = flat.astype("<i8", copy=False)
+    return [
+        _row_digest(text, ids[end - length : end])
+        for text, end, length in zip(utf8, ends.tolist(), lengths.tolist(), strict=True)
+    ]
+
+
+def settled(
+    known: dict[int, bytes],
+    rows: list[int],
+    lines: list[int],
+    utf8: Sequence[bytes],
+    flat: np.ndarray,
+    lengths: np.ndarray,
+) -> list[bool]:
+    """Per row in ``rows``: whether its text and ids are exactly those the reference library gave
+    at validation (``known``: line -> ``row_digests`` entry). Only the other rows need the
+    reference library again."""
+    ends = np.cumsum(lengths)
+    ids = flat.astype("<i8", copy=False)
+    return [
+        lines[row] in known
+        and known[lines[row]] == _row_digest(utf8[row], ids[ends[row] - lengths[row] : ends[row]])
+        for row in rows
+    ]
+
+
+def _row_digest(text: bytes, ids: np.ndarray) -> bytes:
+    # The text's length first: no text and ids can pass for another split of the same bytes.
+    digest = hashlib.sha256(len(text).to_bytes(8, "little"))
+    digest.update(text)
+    digest.update(ids.tobytes())
+    return digest.digest()
+
+
+def check(
+    encoder: FastEncoder,
+    texts: list[str],
+    utf8: list[bytes],
+    fast: tuple[np.ndarray, np.ndarray] | None,
+    where: list[tuple[str, int]],
+    stage: str | list[str],
+) -> TokenizerParityError | None:
+    """Re-encode ``texts`` with the reference library and compare with the fast engine's ids.
+
+    ``fast`` is the fast engine's ``(flat, lengths)`` for exactly these texts, or None to encode
+    them here. ``where[i]`` is text i's ``(file, line)``, ``stage`` where the check runs (one
+    for all texts, or one per text). Returns the error of the first text whose ids differ.
+    """
+    flat, lengths = fast if fast is not None else encoder.encode_batch(texts, utf8)
+    ref_flat, ref_lengths = encoder.reference.encode_batch(texts, utf8)
+    if np.array_equal(lengths, ref_lengths) and np.array_equal(flat, ref_flat):
+        return None
+    ends, ref_ends = np.cumsum(lengths), np.cumsum(ref_lengths)
+    for row in range(len(texts)):
+        ours = flat[ends[row] - lengths[row] : ends[row]]
+        theirs = ref_flat[ref_ends[row] - ref_lengths[row] : ref_ends[row]]
+        if not np.array_equal(ours, theirs):
+            file, line = where[row]
+            found = stage if isinstance(stage, str) else stage[row]
+            return _error(encoder, found, file, line, theirs.tolist(), ours.tolist())
+    raise AssertionError("unreachable: the batches differ but no row does")
+
+
+def _error(
+    encoder: FastEncoder, stage: str, file: str, line: int, reference: list[int], fast: list[int]
+) -> TokenizerParityError:
+    common = min(len(reference), len(fast))
+    position = next((i for i in range(common) if reference[i] != fast[i]), common)
+    start = max(0, position - _AROUND)
+    return TokenizerParityError(
+        stage=stage,
+        file=file,
+        line=line,
+        path=encoder.spec.path,
+        engine_version=encoder.engine_version,
+        position=position,
+        window_start=start,
+        reference=reference[start : position + _AROUND],
+        fast=fast[start : position + _AROUND],
+    )

@@ -1,1 +1,0 @@
-"""Pipelines MintDim can run; each lives in its own subpackage and registers in ``mintdim.registry``."""

@@ -1,0 +1,528 @@
+"""Training batches from finished builds: one unit size per batch, ranks in lockstep, exact resume.
+
+``build.loader(...)`` (one build) and ``mintdim.loader([a, b], weights=[0.7, 0.3], ...)`` (a
+mixture) return a :class:`UnitLoader`. Its order is a pure function of the builds' unit indexes,
+the options and ``(seed, epoch)``, computed the same way on every machine:
+
+1. Each unit's records are shuffled: ``argsort`` of raw 64-bit PCG64 draws, the generator
+   seeded by ``SeedSequence([seed, epoch, build, unit_size])`` (NumPy keeps the raw streams of its
+   bit generators stable across versions and platforms; ``Generator`` methods carry no such
+   promise, so none is used).
+2. The shuffled records are cut into batches (``batch_size``, or ``max(1, tokens_per_batch //
+   unit_size)``), and the batches into groups of ``world_size``: one batch per rank, all of one
+   unit. A unit's leftover records (less than a whole group) are dropped with ``drop_last``;
+   without it they are split as evenly as possible into one last group, so every record appears
+   exactly once across ranks (a rank's share may be smaller, even empty when fewer records than
+   ranks are left).
+3. Groups of one unit are taken ``accum_steps`` at a time into windows (one optimiser step), and
+   the windows of a build are shuffled like the records (their own seed stream).
+4. Several builds are merged by weight: build i's k-th window is due at ``(k + u) / weight_i``
+   with u a uniform draw from its own stream; windows are taken in order of due time. While every
+   build still has windows, each contributes in proportion to its weight; all windows are used.
+5. Rank r takes batch r of every group. So every rank has the same number of batches, the same
+   unit size at every step and the same optimiser-step boundaries, and ranks never share a record.
+
+A batch is read from the memory-mapped shards in one gather per shard; ``labels`` and
+``attention_mask`` are computed on first access (most static-shape training needs only
+``input_ids`` and ``lengths``).
+
+The loader is also a map-style dataset of its batches (``len``, ``loader[k]``) that pickles without
+its memory maps, so ``torch.utils.data.DataLoader(loader, batch_size=None,
+sampler=loader.remaining(), num_workers=2)`` works without MintDim importing torch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+import orjson
+
+from mintdim.errors import LoaderOptionError, LoaderStateError
+from mintdim.read.reader import UnitBuild, open_build
+
+__all__ = ["LoaderOptions", "UnitBatch", "UnitLoader", "loader"]
+
+STATE_FORMAT = 1
+"""Version of :meth:`UnitLoader.state_dict`; bumped whenever the order algorithm changes."""
+
+_RECORDS, _WINDOWS, _MIXTURE = 0, 1, 2
+"""Seed-stream purposes, so no two random streams of one (seed, epoch) coincide."""
+
+
+@dataclass(frozen=True)
+class LoaderOptions:
+    """The resolved options that decide which records go in which batch, on which rank."""
+
+    batch_size: int | None
+    tokens_per_batch: int | None
+    seed: int
+    rank: int
+    world_size: int
+    drop_last: bool
+    accum_steps: int
+    weights: tuple[float, ...]
+    targets: tuple[str, ...] | None
+    ignore_id: int
+    widen: bool
+
+    def unit_batch_size(self, unit_size: int) -> int:
+        """Records per batch in a unit."""
+        if self.batch_size is not None:
+            return self.batch_size
+        return max(1, self.tokens_per_batch // unit_size)
+
+
+@dataclass(eq=False)
+class UnitBatch:
+    """One batch: records of a single unit size from a single build.
+
+    ``input_ids`` keeps the shard dtype (uint16/uint32) unless the loader was asked to ``widen``
+    to int64. ``labels`` follows the transformers convention: same shape as ``input_ids``, the
+    model shifts; PAD positions (and, with ``targets``, every position outside the named
+    segments) hold ``ignore_id``.
+    """
+
+    unit_size: int
+    sample_ids: np.ndarray
+    """int64 [B]: each record's sample id in its build."""
+    input_ids: np.ndarray
+    """[B, unit_size]: tokens then PAD."""
+    lengths: np.ndarray
+    """int64 [B]: tokens before PAD."""
+    source: int
+    """Index of the build in the loader's list (0 for a single build)."""
+    epoch: int
+    position: int
+    """This batch's place in its rank's epoch, from 0: ``state_dict(after=batch)`` resumes after it."""
+    step_end: bool
+    """Last batch of an optimiser step (of an ``accum_steps`` window)."""
+    ignore_id: int = field(repr=False)
+    target_mask: np.ndarray | None = field(default=None, repr=False)
+    """bool [B, unit_size]: positions inside the target segments, when targets were asked for."""
+
+    @cached_property
+    def token_mask(self) -> np.ndarray:
+        """bool [B, unit_size]: True on tokens, False on PAD (by position, not by id: PAD may
+        share its id with a real token, as with ``pad_fallback="eos"``)."""
+        return np.arange(self.unit_size) < self.lengths[:, None]
+
+    @cached_property
+    def attention_mask(self) -> np.ndarray:
+        """int64 [B, unit_size]: 1 on tokens, 0 on PAD."""
+        return self.token_mask.astype(np.int64)
+
+    @cached_property
+    def labels(self) -> np.ndarray:
+        """int64 [B, unit_size]: the token where the loss applies, else ``ignore_id``."""
+        labels = self.input_ids.astype(np.int64)
+        keep = self.token_mask if self.target_mask is None else self.target_mask
+        labels[~keep] = self.ignore_id
+        return labels
+
+
+@dataclass(frozen=True, slots=True)
+class _Planned:
+    source: int
+    unit_size: int
+    positions: np.ndarray
+    """Record positions inside the unit, ascending (sequential reads)."""
+    step_end: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """A planned batch with everything but its tokens looked up, so reading it is one gather
+    per shard it touches."""
+
+    planned: _Planned
+    shards: tuple[int, ...]
+    """The shards holding its records, ascending."""
+    rows: tuple[np.ndarray, ...]
+    """Per shard, the rows to read there (in batch order: positions are sorted)."""
+    sample_ids: np.ndarray
+    lengths: np.ndarray
+
+
+class UnitLoader:
+    """This rank's batches of one epoch, in order; iterate it, index it, or save its place."""
+
+    def __init__(
+        self, builds: Sequence[UnitBuild], options: LoaderOptions, epoch: int, position: int
+    ) -> None:
+        self.builds = tuple(builds)
+        self.options = options
+        self.epoch = epoch
+        self.position = position
+        """Batches of this epoch already yielded by iteration (where iteration continues)."""
+        self._plan: list[_Read] | None = None
+        self._maps: dict[tuple[int, int, int], np.ndarray] = {}
+        self._wanted: dict[int, np.ndarray] = {}
+
+    def __getstate__(self) -> dict:
+        # The plan is recomputed where needed; builds pickle without their memory maps.
+        return {**self.__dict__, "_plan": None, "_maps": {}, "_wanted": {}}
+
+    def set_epoch(self, epoch: int) -> None:
+        """Move to ``epoch`` (its own order) from its first batch; the same epoch keeps its place."""
+        epoch = _non_negative("epoch", epoch)
+        if epoch != self.epoch:
+            self.epoch, self.position, self._plan = epoch, 0, None
+
+    def __len__(self) -> int:
+        """Batches this rank gets in one epoch (the same on every rank)."""
+        return len(self._batches())
+
+    def __getitem__(self, index: int) -> UnitBatch:
+        """Batch ``index`` of the current epoch (from 0, whatever the iteration position)."""
+        plan = self._batches()
+        return self._read(plan[index], range(len(plan))[index])
+
+    def __iter__(self) -> Iterator[UnitBatch]:
+        """The epoch's batches from the current position; a finished epoch starts over."""
+        plan = self._batches()
+        if self.position >= len(plan):
+            self.position = 0
+        while self.position < len(plan):
+            batch = self._read(plan[self.position], self.position)
+            self.position += 1
+            yield batch
+
+    def remaining(self) -> range:
+        """Indexes of the batches iteration has not yielded yet: a sampler for a DataLoader."""
+        return range(self.position, len(self))
+
+    def state_dict(self, after: UnitBatch | None = None) -> dict:
+        """A small JSON-safe dict from which ``loader(..., state=...)`` continues exactly.
+
+        It resumes after ``after`` when given (a batch that came back from DataLoader workers),
+        else after the last batch this object's iteration yielded.
+        """
+        epoch, position = (
+            (self.epoch, self.position) if after is None else (after.epoch, after.position + 1)
+        )
+        return {"format": STATE_FORMAT, "epoch": epoch, "position": position, **self._identity()}
+
+    def _identity(self) -> dict:
+        """Everything the order depends on besides the epoch: a saved state must match it."""
+        o = self.options
+        return {
+            "seed": o.seed,
+            "rank": o.rank,
+            "world_size": o.world_size,
+            "batch_size": o.batch_size,
+            "tokens_per_batch": o.tokens_per_batch,
+            "drop_last": o.drop_last,
+            "accum_steps": o.accum_steps,
+            "weights": list(o.weights),
+            "builds": [_fingerprint(build) for build in self.builds],
+        }
+
+    def _batches(self) -> list[_Read]:
+        if self._plan is None:
+            counts = [build.units for build in self.builds]
+            self._plan = [self._lookup(p) for p in epoch_plan(counts, self.options, self.epoch)]
+        return self._plan
+
+    def _lookup(self, planned: _Planned) -> _Read:
+        build = self.builds[planned.source]
+        sample_ids, lengths = build.unit_columns(planned.unit_size)
+        shards, rows = np.divmod(planned.positions, build.samples_per_shard)
+        starts = np.flatnonzero(np.diff(shards)) + 1
+        # Every batch read of this plan hands out these two arrays: nobody may change them.
+        ids, counts = sample_ids[planned.positions], lengths[planned.positions]
+        ids.flags.writeable = counts.flags.writeable = False
+        return _Read(
+            planned=planned,
+            shards=tuple(shards[np.r_[0, starts]].tolist()) if shards.size else (),
+            rows=tuple(np.split(rows, starts)) if shards.size else (),
+            sample_ids=ids,
+            lengths=counts,
+        )
+
+    def _read(self, read: _Read, position: int) -> UnitBatch:
+        planned = read.planned
+        build = self.builds[planned.source]
+        unit = planned.unit_size
+        parts = [
+            self._shard(planned.source, unit, shard)[rows]
+            for shard, rows in zip(read.shards, read.rows, strict=True)
+        ]
+        if len(parts) == 1:
+            input_ids = parts[0]
+        else:
+            input_ids = np.concatenate(parts) if parts else np.empty((0, unit), build.dtype)
+        if self.options.widen:
+            input_ids = input_ids.astype(np.int64)
+        return UnitBatch(
+            unit_size=unit,
+            sample_ids=read.sample_ids,
+            input_ids=input_ids,
+            lengths=read.lengths,
+            source=planned.source,
+            epoch=self.epoch,
+            position=position,
+            step_end=planned.step_end,
+            ignore_id=self.options.ignore_id,
+            target_mask=self._target_mask(read),
+        )
+
+    def _shard(self, source: int, unit_size: int, number: int) -> np.ndarray:
+        key = (source, unit_size, number)
+        if key not in self._maps:
+            self._maps[key] = self.builds[source].shard(unit_size, number)
+        return self._maps[key]
+
+    def _target_mask(self, read: _Read) -> np.ndarray | None:
+        """bool [B, unit_size]: the positions inside a target segment, from the stored spans."""
+        if self.options.targets is None:
+            return None
+        planned = read.planned
+        build = self.builds[planned.source]
+        if planned.source not in self._wanted:
+            # Per input file, which segment index is a target; one more column, always False,
+            # for the positions past the last stop (PAD).
+            names = build.sequence_names()
+            width = build.manifest["segment_spans"]["record_width"]
+            wanted = np.zeros((len(names), width + 1), dtype=bool)
+            for file, file_names in enumerate(names):
+                wanted[file, : len(file_names)] = [n in self.options.targets for n in file_names]
+            self._wanted[planned.source] = wanted
+        parts = [
+            build.shard_spans(planned.unit_size, shard)[rows]
+            for shard, rows in zip(read.shards, read.rows, strict=True)
+        ]
+        if not parts:
+            return np.zeros((0, planned.unit_size), dtype=bool)
+        records = np.concatenate(parts)
+        # Segment k holds [stop_{k-1}, stop_k): a position's segment is how many stops it passed.
+        passed = records[:, None, 1:] <= np.arange(planned.unit_size)[None, :, None]
+        return self._wanted[planned.source][records[:, :1], passed.sum(axis=2)]
+
+
+# ---------------------------------------------------------------------------
+# The order: a pure function of the unit counts, the options and the epoch
+# ---------------------------------------------------------------------------
+
+
+def epoch_plan(
+    unit_counts: Sequence[dict[int, int]], options: LoaderOptions, epoch: int
+) -> list[_Planned]:
+    """One rank's batches of one epoch, from each build's ``{unit_size: records}``."""
+    windows = [
+        _windows(counts, options, epoch, source) for source, counts in enumerate(unit_counts)
+    ]
+    plan = []
+    for source, unit_size, groups in _merge(windows, options, epoch):
+        for number, group in enumerate(groups):
+            plan.append(
+                _Planned(
+                    source=source,
+                    unit_size=unit_size,
+                    positions=np.sort(group[options.rank]),
+                    step_end=number == len(groups) - 1,
+                )
+            )
+    return plan
+
+
+def _windows(
+    counts: dict[int, int], options: LoaderOptions, epoch: int, source: int
+) -> list[tuple[int, list[list[np.ndarray]]]]:
+    """One build's optimiser-step windows in shuffled order: (unit_size, groups of rank batches)."""
+    ranks = options.world_size
+    windows = []
+    for unit_size, count in counts.items():
+        order = _shuffled(count, options.seed, epoch, _RECORDS, source, unit_size)
+        size = options.unit_batch_size(unit_size)
+        whole = count // (size * ranks)
+        # groups[g][r]: rank r's batch in group g.
+        groups: list = list(order[: whole * size * ranks].reshape(whole, ranks, size))
+        leftover = order[whole * size * ranks :]
+        if leftover.size and not options.drop_last:
+            groups.append(np.array_split(leftover, ranks))
+        steps = options.accum_steps
+        windows += [(unit_size, groups[i : i + steps]) for i in range(0, len(groups), steps)]
+    shuffle = _shuffled(len(windows), options.seed, epoch, _WINDOWS, source)
+    return [windows[i] for i in shuffle.tolist()]
+
+
+def _merge(
+    windows: list[list[tuple[int, list]]], options: LoaderOptions, epoch: int
+) -> list[tuple[int, int, list]]:
+    """All builds' windows in one sequence: (source, unit_size, groups)."""
+    due = [
+        (np.arange(len(own)) + _uniform(len(own), options.seed, epoch, _MIXTURE, source)) / weight
+        for source, (own, weight) in enumerate(zip(windows, options.weights, strict=True))
+    ]
+    order = np.argsort(np.concatenate([np.zeros(0), *due]), kind="stable")
+    flat = [(source, unit, groups) for source, own in enumerate(windows) for unit, groups in own]
+    return [flat[i] for i in order.tolist()]
+
+
+def _draws(count: int, *key: int) -> np.ndarray:
+    """``count`` raw uint64 draws of the PCG64 stream of ``key``: the same on every machine."""
+    return np.random.PCG64(np.random.SeedSequence(list(key))).random_raw(count)
+
+
+def _shuffled(count: int, *key: int) -> np.ndarray:
+    """A permutation of ``range(count)``: the order of the raw draws of ``key`` (stable sort)."""
+    return np.argsort(_draws(count, *key), kind="stable")
+
+
+def _uniform(count: int, *key: int) -> np.ndarray:
+    """Uniform floats in [0, 1) from the top 53 bits of the raw draws (exact in float64)."""
+    return (_draws(count, *key) >> np.uint64(11)).astype(np.float64) * 2.0**-53
+
+
+def _fingerprint(build: UnitBuild) -> str:
+    """Identifies which records a build holds and where (its unit indexes' checksums)."""
+    listing = orjson.dumps(build.manifest.get("unit_indexes", []), option=orjson.OPT_SORT_KEYS)
+    return hashlib.sha256(listing).hexdigest()[:16]
+
+
+# ---------------------------------------------------------------------------
+# Construction: options checked once, with errors that say what to change
+# ---------------------------------------------------------------------------
+
+
+def loader(
+    builds: Sequence[UnitBuild | str | Path],
+    *,
+    weights: Sequence[float] | None = None,
+    batch_size: int | None = None,
+    tokens_per_batch: int | None = None,
+    seed: int = 0,
+    epoch: int = 0,
+    rank: int = 0,
+    world_size: int = 1,
+    drop_last: bool = True,
+    accum_steps: int = 1,
+    targets: Sequence[str] | None = None,
+    ignore_id: int = -100,
+    widen: bool = False,
+    state: dict | None = None,
+) -> UnitLoader:
+    """Unit-homogeneous training batches over one or more finished builds.
+
+    Give exactly one of ``batch_size`` (records per batch) and ``tokens_per_batch`` (a unit's
+    batch size is ``max(1, tokens_per_batch // unit_size)``). ``weights`` (one positive number per
+    build, default equal) sets each build's share of optimiser steps. ``targets`` names the
+    template segments whose tokens carry labels (needs a build that stores segment spans).
+    ``widen`` gives ``input_ids`` as int64. ``state`` is a ``state_dict()`` to continue from; it
+    must come from a loader with the same builds and options.
+    """
+    opened = [b if isinstance(b, UnitBuild) else open_build(b) for b in builds]
+    if not opened:
+        raise LoaderOptionError(option="builds", value=[], problem="empty")
+    options = LoaderOptions(
+        batch_size=_batch_option("batch_size", batch_size, tokens_per_batch),
+        tokens_per_batch=_batch_option("tokens_per_batch", tokens_per_batch, batch_size),
+        seed=_non_negative("seed", seed),
+        rank=_rank(rank, world_size),
+        world_size=world_size,
+        drop_last=bool(drop_last),
+        accum_steps=_positive("accum_steps", accum_steps),
+        weights=_weights(weights, len(opened)),
+        targets=_targets(targets, opened),
+        ignore_id=int(ignore_id),
+        widen=bool(widen),
+    )
+    result = UnitLoader(opened, options, _non_negative("epoch", epoch), 0)
+    if state is not None:
+        _resume(result, state)
+    return result
+
+
+def _resume(target: UnitLoader, state: dict) -> None:
+    if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
+        raise LoaderStateError(key="format", saved=_get(state, "format"), current=STATE_FORMAT)
+    for key, current in target._identity().items():
+        if state.get(key) != current:
+            raise LoaderStateError(key=key, saved=state.get(key), current=current)
+    epoch, position = state.get("epoch"), state.get("position")
+    if not (isinstance(epoch, int) and epoch >= 0):
+        raise LoaderStateError(key="epoch", saved=epoch, current=None)
+    target.set_epoch(epoch)
+    # A place past the epoch's end would silently start the epoch over.
+    if not (isinstance(position, int) and 0 <= position <= len(target)):
+        raise LoaderStateError(key="position", saved=position, current=len(target))
+    target.position = position
+
+
+def _get(state: object, key: str) -> object:
+    return state.get(key) if isinstance(state, dict) else state
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int | np.integer) and not isinstance(value, bool)
+
+
+def _positive(name: str, value: object) -> int:
+    if not _is_int(value) or value < 1:
+        raise LoaderOptionError(option=name, value=value, problem="positive")
+    return int(value)
+
+
+def _non_negative(name: str, value: object) -> int:
+    if not _is_int(value) or value < 0:
+        raise LoaderOptionError(option=name, value=value, problem="non_negative")
+    return int(value)
+
+
+def _batch_option(name: str, value: object, other: object) -> int | None:
+    if (value is None) == (other is None):
+        raise LoaderOptionError(
+            option="batch_size / tokens_per_batch", value=[value, other], problem="one_of"
+        )
+    return None if value is None else _positive(name, value)
+
+
+def _rank(rank: object, world_size: object) -> int:
+    _positive("world_size", world_size)
+    if not _is_int(rank) or not 0 <= rank < world_size:
+        raise LoaderOptionError(option="rank", value=rank, problem="rank", limit=world_size)
+    return int(rank)
+
+
+def _weights(weights: Sequence[float] | None, count: int) -> tuple[float, ...]:
+    if weights is None:
+        return (1.0,) * count
+    values = list(weights) if isinstance(weights, Sequence) else [weights]
+    if len(values) != count:
+        raise LoaderOptionError(option="weights", value=values, problem="count", limit=count)
+    for value in values:
+        good = isinstance(value, int | float) and not isinstance(value, bool)
+        if not good or not math.isfinite(value) or value <= 0:
+            raise LoaderOptionError(option="weights", value=values, problem="weights")
+    return tuple(float(v) for v in values)
+
+
+def _targets(targets: Sequence[str] | None, builds: Sequence[UnitBuild]) -> tuple[str, ...] | None:
+    if targets is None:
+        return None
+    names = [targets] if isinstance(targets, str) else list(targets)
+    if not names or not all(isinstance(name, str) for name in names):
+        raise LoaderOptionError(option="targets", value=targets, problem="targets")
+    for build in builds:
+        sequences = build.sequence_names()
+        if sequences is None:
+            raise LoaderOptionError(
+                option="targets", value=names, problem="no_spans", build=str(build.path)
+            )
+        known = {name for sequence in sequences for name in sequence}
+        unknown = [name for name in names if name not in known]
+        if unknown:
+            raise LoaderOptionError(
+                option="targets",
+                value=unknown,
+                problem="unknown_segment",
+                build=str(build.path),
+                known=sorted(known),
+            )
+    return tuple(names)

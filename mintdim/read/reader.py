@@ -1,0 +1,262 @@
+"""Reading a finished unit-build directory back: manifest, samples as a sequence, each unit's records.
+
+The reader uses the same file names and dtype rule as the writers, and refuses a directory that
+is not a finished build (no manifest, an unknown format version, or a shard whose size is not a
+whole number of records). Tokens are never copied: shards are memory-mapped and ``build[i]`` is a
+view into them. Sample ids, units and token counts come from the binary unit indexes
+(build/formats/unit_index.py), so nothing here parses JSONL unless asked for ``samples()``::
+
+    build = open_build("./artifacts/instruction_units")
+    len(build)                      # number of samples
+    build[0]                        # sample 0's exact tokens (numpy view, no PAD)
+    build.units                     # {unit_size: sample count}
+    build.segments(0)               # [("literal", 0, 5), ("instruction", 5, 40), ...] if stored
+    for batch in build.loader(tokens_per_batch=16384):   # see read/loader.py
+        ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import orjson
+
+from mintdim.build.formats import manifest, sample_index, spans, unit_index
+from mintdim.build.formats.shards import shard_path, spans_path
+from mintdim.build.segments import segment_names
+from mintdim.build.write.dir import UNIT_BUILD_FAILED
+from mintdim.errors import BuildReadError, NoSegmentSpansError, NotABuildError
+
+__all__ = ["UnitBuild", "open_build", "require_build"]
+
+
+class UnitBuild:
+    """A finished output directory, opened read-only; a sequence of its samples' tokens."""
+
+    def __init__(self, path: Path, content: dict) -> None:
+        self.path = path
+        self.manifest = content
+        storage = content["token_storage"]
+        self.dtype = np.dtype(storage["dtype"]).newbyteorder("<")
+        self.pad_id: int = content["tokenizer"]["pad_id"]
+        self.samples_per_shard: int = content["output"]["samples_per_shard"]
+        counts = {entry["unit_size"]: entry["samples"] for entry in content["unit_indexes"]}
+        self.units: dict[int, int] = {
+            size: counts.get(size, 0) for size in content["units"]["sizes"]
+        }
+        """Each declared unit size (ascending) with its number of samples."""
+        self._open_state()
+
+    def _open_state(self) -> None:
+        # Memory maps and lookup tables are opened on first use and never pickled: a copy sent
+        # to a worker process maps the files itself instead of carrying their bytes.
+        self._shards: dict[str, np.ndarray] = {}
+        self._indexes: dict[int, np.ndarray] = {}
+        self._columns: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._places: tuple[np.ndarray, np.ndarray] | None = None
+
+    def __getstate__(self) -> dict:
+        return {"path": self.path, "content": self.manifest}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["path"], state["content"])
+
+    def __len__(self) -> int:
+        return sum(self.units.values())
+
+    def __getitem__(self, sample_id: int) -> np.ndarray:
+        """The exact tokens of one sample (no PAD): a read-only view into its shard."""
+        count = len(self)
+        if not isinstance(sample_id, int | np.integer):
+            raise TypeError(f"sample ids are integers, got {type(sample_id).__name__}")
+        index = int(sample_id) + count if sample_id < 0 else int(sample_id)
+        if not 0 <= index < count:
+            raise IndexError(f"sample id {sample_id} out of range for {count} samples")
+        units, positions = self._sample_places()
+        size = list(self.units)[units[index]]
+        position = int(positions[index])
+        length = int(self.unit_index(size)["token_count"][position])
+        return self.unit_record(size, position)[:length]
+
+    def segments(self, sample_id: int) -> list[tuple[str, int, int]]:
+        """A sample's segments in order as ``(name, start, stop)`` token positions, covering
+        ``[0, token_count)``: fields by field name, literals as ``"literal"``, the appended EOS as
+        ``"eos"`` (kinds and literal texts: manifest ``source.sequence_templates``). Needs a
+        build whose tokenizer set ``encode`` (spans file format: build/formats/spans.py)."""
+        layout = self.manifest.get("segment_spans", {})
+        if not layout.get("stored"):
+            raise NoSegmentSpansError(directory=str(self.path))
+        self[sample_id]  # the same id checks as the tokens
+        units, positions = self._sample_places()
+        size = list(self.units)[units[sample_id]]
+        shard, row = divmod(int(positions[sample_id]), self.samples_per_shard)
+        record = self.shard_spans(size, shard)[row]
+        names = self.sequence_names()[int(record[0])]
+        stops = record[1 : 1 + len(names)].tolist()
+        return list(zip(names, [0, *stops[:-1]], stops, strict=True))
+
+    def sequence_names(self) -> list[list[str]] | None:
+        """Per input file, its segments' names in order; None when the build stores no spans."""
+        if not self.manifest.get("segment_spans", {}).get("stored"):
+            return None
+        return [segment_names(entry) for entry in self.manifest["source"]["sequence_templates"]]
+
+    def shard_spans(self, unit_size: int, number: int) -> np.ndarray:
+        """Shard ``number``'s span records, ``[records, 1 + span_width]`` int32 (build/formats/spans.py)."""
+        relative = spans_path(unit_size, number)
+        if relative not in self._shards:
+            self._size(self.path / relative)  # a missing file is a damaged build: BuildReadError
+            data = np.memmap(self.path / relative, dtype=spans.DTYPE, mode="r")
+            width = self.manifest["segment_spans"]["record_width"]
+            self._shards[relative] = spans.read_records(np.asarray(data), width)
+        return self._shards[relative]
+
+    def unit_index(self, unit_size: int) -> np.ndarray:
+        """One unit's entries (``sample_id``, ``token_count``) in record order; empty if none."""
+        if unit_size not in self._indexes:
+            if self.units[unit_size]:
+                path = self.path / unit_index.index_path(unit_size)
+                self._size(path)
+                try:
+                    entries = unit_index.load(path)
+                except (ValueError, OSError) as err:
+                    raise _read_error(self.path, path, "unit_index", detail=str(err)) from err
+            else:
+                entries = np.empty(0, dtype=unit_index.DTYPE)
+            self._indexes[unit_size] = entries
+        return self._indexes[unit_size]
+
+    def unit_record(self, unit_size: int, position: int) -> np.ndarray:
+        """Record ``position`` of a unit (tokens then PAD), a view into its shard."""
+        shard, row = divmod(position, self.samples_per_shard)
+        return self.shard(unit_size, shard)[row]
+
+    def unit_columns(self, unit_size: int) -> tuple[np.ndarray, np.ndarray]:
+        """A unit's sample ids and token counts in record order, as int64 arrays (cached)."""
+        if unit_size not in self._columns:
+            entries = self.unit_index(unit_size)
+            self._columns[unit_size] = (
+                entries["sample_id"].astype(np.int64),
+                entries["token_count"].astype(np.int64),
+            )
+        return self._columns[unit_size]
+
+    def shard(self, unit_size: int, number: int) -> np.ndarray:
+        """Shard ``number`` of a unit as a read-only [records, unit_size] array over its file."""
+        return self._shard(shard_path(unit_size, number), unit_size)
+
+    def _sample_places(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per sample id: the index of its unit in ``units`` and its record position there."""
+        if self._places is None:
+            count = len(self)
+            units = np.empty(count, dtype=np.int16)
+            positions = np.empty(count, dtype=np.int64)
+            for number, size in enumerate(self.units):
+                ids = self.unit_index(size)["sample_id"]
+                units[ids] = number
+                positions[ids] = np.arange(ids.size)
+            self._places = units, positions
+        return self._places
+
+    def samples(self) -> Iterator[dict]:
+        """Every sample_index.jsonl row, in sample_id order."""
+        with open(self.path / sample_index.FILENAME, "rb") as handle:
+            for line in handle:
+                yield orjson.loads(line)
+
+    def record(self, row: dict) -> np.ndarray:
+        """The whole fixed-width record of a sample: tokens, then PAD up to unit_size."""
+        width = row["unit_size"]
+        shard = self._shard(row["shard_path"], width)
+        return shard[row["shard_row"]]
+
+    def tokens(self, row: dict) -> np.ndarray:
+        """A sample's tokens without padding."""
+        return self.record(row)[: row["token_count"]]
+
+    def loader(self, **options: object):  # noqa: ANN201 - the type lives in read/loader.py
+        """Unit-homogeneous training batches over this build: see :func:`mintdim.read.loader.loader`."""
+        from mintdim.read.loader import loader
+
+        return loader([self], **options)
+
+    def _size(self, path: Path) -> int:
+        """A listed file's size; a missing one is a damaged build, not a bare OSError."""
+        try:
+            return path.stat().st_size
+        except FileNotFoundError as err:
+            raise _read_error(self.path, path, "missing_file") from err
+
+    def _shard(self, relative: str, width: int) -> np.ndarray:
+        if relative not in self._shards:
+            path = self.path / relative
+            size = self._size(path)
+            record_bytes = width * self.dtype.itemsize
+            if size % record_bytes:
+                raise _read_error(
+                    self.path, path, "short_shard", size=size, record_bytes=record_bytes
+                )
+            mapped = np.memmap(
+                path, dtype=self.dtype, mode="r", shape=(size // record_bytes, width)
+            )
+            # A plain ndarray over the map: slices and gathers come out as ordinary arrays.
+            self._shards[relative] = np.asarray(mapped)
+        return self._shards[relative]
+
+
+def open_build(path: str | Path) -> UnitBuild:
+    """Open a finished build; anything else raises a named error that says which file and why.
+
+    ``NotABuildError`` when the directory holds no finished build (missing, a file, a failed
+    build, no manifest); ``BuildReadError`` when the manifest is damaged or of another format
+    version, or when a shard or unit index it lists turns out missing or damaged on first use.
+    """
+    root = require_build(path)
+    manifest_path = root / manifest.FILENAME
+    content = _read_manifest(root, manifest_path)
+    try:
+        return UnitBuild(root, content)
+    except (KeyError, TypeError) as err:
+        raise _read_error(root, manifest_path, "manifest_field", detail=str(err)) from err
+
+
+def require_build(directory: str | Path) -> Path:
+    """The build's path; ``NotABuildError`` (saying why) when no finished build is there."""
+    root = Path(directory)
+    if not (root / manifest.FILENAME).is_file():
+        raise NotABuildError(directory=str(directory), reason=_not_a_build_reason(root))
+    return root
+
+
+def _not_a_build_reason(root: Path) -> str:
+    if not root.exists():
+        return "missing"
+    if not root.is_dir():
+        return "not_directory"
+    if any(root.glob(f"*/{UNIT_BUILD_FAILED}")):
+        return "failed"
+    return "no_manifest"
+
+
+def _read_manifest(root: Path, manifest_path: Path) -> dict:
+    try:
+        content = orjson.loads(manifest_path.read_bytes())
+    except orjson.JSONDecodeError as err:
+        raise _read_error(root, manifest_path, "manifest_json", detail=str(err)) from err
+    if not isinstance(content, dict):
+        detail = type(content).__name__
+        raise _read_error(root, manifest_path, "manifest_json", detail=detail)
+    if content.get("format_version") != manifest.FORMAT_VERSION:
+        version = repr(content.get("format_version"))
+        raise _read_error(
+            root, manifest_path, "version", detail=version, known=manifest.FORMAT_VERSION
+        )
+    if content.get("status") != "complete":
+        raise _read_error(root, manifest_path, "status", detail=repr(content.get("status")))
+    return content
+
+
+def _read_error(root: Path, path: Path, problem: str, **facts: object) -> BuildReadError:
+    return BuildReadError(directory=str(root), path=str(path), problem=problem, **facts)
