@@ -18,9 +18,9 @@ from mintdim.build.contracts import BuildResult, RunOptions, ScanResult
 from mintdim.build.ray_executor import check_ray_installed
 from mintdim.build.rules import is_positive_int
 from mintdim.build.runtime import run_build, run_scan
+from mintdim.build.signals import sigterm_as_interrupt
 from mintdim.build.validate import validate, validate_scan
 from mintdim.errors import BuildInterruptedError, MintDimError, RunOptionError
-from mintdim.shared.signals import sigterm_as_interrupt
 from mintdim.shared.types import OVERFLOW_POLICIES
 
 __all__ = ["UnitBuildPipeline", "found_before_work"]

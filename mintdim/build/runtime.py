@@ -54,6 +54,7 @@ from mintdim.build.contracts import (
 )
 from mintdim.build.pieces import PieceEncoder, cut_pieces, default_piece_bytes
 from mintdim.build.progress import Progress
+from mintdim.build.signals import StopSignal, stop_signals_ignored
 from mintdim.build.source.jsonl import (
     InputFingerprint,
     RawBatch,
@@ -68,7 +69,6 @@ from mintdim.build.workers import Item, Result, encode_in_order
 from mintdim.build.write.dir import OutputDirectory
 from mintdim.build.write.staging import Piece, Staging, job_record
 from mintdim.errors import MintDimError, UnitOverflowError
-from mintdim.shared.signals import StopSignal, stop_signals_ignored
 
 __all__ = ["run_build", "run_scan"]
 

@@ -29,7 +29,7 @@ from mintdim.build.tokenizer.fast import FastEncoder
 from mintdim.build.units.validate import auto_units, build_batches, unit_settings
 from mintdim.build.write import validate as output_validate
 from mintdim.errors import PipelineValidationError, TokenizerMappingError
-from mintdim.shared.paths import resolve, same_place_key
+from mintdim.paths import resolve, same_place_key
 
 __all__ = ["SCAN_BUILD_BATCH", "validate", "validate_scan"]
 

@@ -36,8 +36,8 @@ from contextlib import contextmanager, suppress
 from multiprocessing.process import BaseProcess
 from typing import Any, BinaryIO, TypeVar
 
+from mintdim.build.signals import stop_signals_ignored
 from mintdim.errors import BuildWriteError, MintDimError, WorkerError
-from mintdim.shared.signals import stop_signals_ignored
 
 __all__ = ["encode_in_order"]
 

@@ -31,9 +31,9 @@ from mintdim.build.source.jsonl import parse_lines, read_raw_batches
 from mintdim.build.source.template import parse_template
 from mintdim.build.tokenizer import Encoder, load_encoder
 from mintdim.errors import MintDimError
+from mintdim.paths import resolve
 from mintdim.read.reader import UnitBuild, open_build
 from mintdim.shared import durable
-from mintdim.shared.paths import resolve
 
 if TYPE_CHECKING:  # verify.py runs the deep check, so it cannot be imported from here at run time
     from mintdim.check.verify import VerifyReport

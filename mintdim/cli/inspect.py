@@ -14,10 +14,10 @@ from mintdim.build.formats import sample_index, stats
 from mintdim.build.tokenizer import load_encoder
 from mintdim.cli.bilingual import Command, PathType, language_option, option
 from mintdim.errors import MintDimError, NotABuildError
+from mintdim.paths import resolve
 from mintdim.read.reader import UnitBuild, open_build, require_build
 from mintdim.shared.human import human_bytes
 from mintdim.shared.lang import Bilingual
-from mintdim.shared.paths import resolve
 
 __all__ = ["inspect"]
 

@@ -12,7 +12,7 @@ from mintdim.errors import (
     TemplateFieldMismatchError,
     TemplateMappingError,
 )
-from mintdim.shared.paths import resolve
+from mintdim.paths import resolve
 
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",

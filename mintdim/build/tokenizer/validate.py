@@ -25,9 +25,9 @@ from mintdim.errors import (
     TokenDTypeValidationError,
     TokenizerValidationError,
 )
+from mintdim.paths import resolve
 from mintdim.shared.lang import Bilingual
 from mintdim.shared.log import MintDimWarning, get_logger, show
-from mintdim.shared.paths import resolve
 from mintdim.shared.types import ENCODE_MODES, Engine, TokenizerKind
 
 __all__ = [

@@ -15,7 +15,7 @@ from mintdim.errors import (
     OutputValidationError,
     SamplesPerShardError,
 )
-from mintdim.shared.paths import resolve, same_place_key
+from mintdim.paths import resolve, same_place_key
 
 __all__ = ["check_directories_usable", "group_outputs", "output_dirs", "samples_per_shard"]
 
