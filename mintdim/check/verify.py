@@ -48,13 +48,13 @@ from mintdim.build.formats import (
     unit_index,
     unk_index,
 )
-from mintdim.build.formats.shards import shard_path, unit_dir_name
-from mintdim.build.write import staging
-from mintdim.build.write.dir import (
+from mintdim.build.formats.layout import (
     AUDIT_FILES,
     EMPTY_UNIT,
+    STAGING,
     empty_unit_text,
 )
+from mintdim.build.formats.shards import shard_path, unit_dir_name
 from mintdim.check.deep_verify import deep_check
 from mintdim.read.reader import require_build
 from mintdim.shared import durable
@@ -1126,7 +1126,7 @@ def _check_unlisted(build: _Build, report: VerifyReport) -> None:
                 ):
                     report.add("files", relative, "marker_text")
             continue
-        leftover = name == staging.DIRNAME and entry.is_dir()
+        leftover = name == STAGING and entry.is_dir()
         report.add("files", name, "staging" if leftover else "unlisted")
 
 

@@ -24,9 +24,9 @@ import numpy as np
 import orjson
 
 from mintdim.build.formats import manifest, sample_index, spans, unit_index
+from mintdim.build.formats.layout import UNIT_BUILD_FAILED
 from mintdim.build.formats.shards import shard_path, spans_path
 from mintdim.build.segments import segment_names
-from mintdim.build.write.dir import UNIT_BUILD_FAILED
 from mintdim.errors import BuildReadError, NoSegmentSpansError, NotABuildError
 
 __all__ = ["UnitBuild", "open_build", "require_build"]

@@ -22,8 +22,9 @@ import sentencepiece as spm
 
 from mintdim import errors, open_build
 from mintdim.build import runtime
+from mintdim.build.formats.layout import UNIT_BUILD_FAILED
 from mintdim.build.source import jsonl
-from mintdim.build.write.dir import UNIT_BUILD_FAILED, OutputDirectory
+from mintdim.build.write.dir import OutputDirectory
 from mintdim.check.verify import verify_build
 from tests.unit_build.helpers import job, write_jsonl
 

@@ -35,15 +35,19 @@ import orjson
 from mintdim.build.batch import EXTEND, EncodedBatch
 from mintdim.build.contracts import FilePlan, OutputPlan
 from mintdim.build.formats import (
-    duplicate_index,
     histogram,
     manifest,
-    overflow_index,
     sample_index,
     stats,
-    unk_index,
 )
 from mintdim.build.formats.duplicate_index import DuplicateTracker
+from mintdim.build.formats.layout import (
+    AUDIT_FILES,
+    EMPTY_UNIT,
+    STAGING,
+    UNIT_BUILD_FAILED,
+    empty_unit_text,
+)
 from mintdim.build.formats.overflow_index import OverflowIndexWriter
 from mintdim.build.formats.sample_index import SampleIndexWriter
 from mintdim.build.formats.shards import UnitShardWriter, unit_dir_name
@@ -51,28 +55,16 @@ from mintdim.build.formats.unit_index import UnitIndexWriter
 from mintdim.build.formats.unk_index import UnkIndexWriter
 from mintdim.build.source.jsonl import InputFingerprint
 from mintdim.build.units.planner import padded_rows
-from mintdim.build.write import staging
 from mintdim.build.write.staging import Staging
 from mintdim.errors import BuildWriteError, MintDimError, OutputValidationError
 from mintdim.shared import durable
 from mintdim.shared.lang import Bilingual
 
-__all__ = ["AUDIT_FILES", "EMPTY_UNIT", "UNIT_BUILD_FAILED", "OutputDirectory", "empty_unit_text"]
+__all__ = ["OutputDirectory"]
 
-EMPTY_UNIT = "EMPTY_UNIT.md"
-UNIT_BUILD_FAILED = "UNIT_BUILD_FAILED.md"
 _MARKER_ROOM = f".{UNIT_BUILD_FAILED}.room"
 _MARKER_BYTES = 16 << 10
 """Space held for a failure marker while a build runs (its text is a few KiB)."""
-AUDIT_FILES = (
-    sample_index.FILENAME,
-    duplicate_index.FILENAME,
-    unk_index.FILENAME,
-    overflow_index.FILENAME,
-    stats.FILENAME,
-    histogram.FILENAME,
-)
-"""The index and summary files beside the manifest; it lists each one's size and SHA-256."""
 
 
 class OutputDirectory:
@@ -137,7 +129,7 @@ class OutputDirectory:
         # Validation found this directory holding our staging area and no manifest: everything
         # else in it was written by the interrupted build.
         for entry in self.path.iterdir():
-            if entry.name == staging.DIRNAME:
+            if entry.name == STAGING:
                 continue
             if entry.is_dir() and not entry.is_symlink():
                 shutil.rmtree(entry)
@@ -293,7 +285,7 @@ class OutputDirectory:
             (writer.unit_path / _MARKER_ROOM).unlink()
         # The manifest vouches for every file here: after a crash (power loss, kernel panic) it
         # must never stand over shards or indexes that were still only in the page cache.
-        durable.sync_tree(self.path, skip=staging.DIRNAME)
+        durable.sync_tree(self.path, skip=STAGING)
         durable.write_json_atomic(
             self.path / manifest.FILENAME,
             manifest.manifest(
@@ -354,15 +346,6 @@ class OutputDirectory:
                 _write_marker(self.path / unit_dir_name(size), text)
 
 
-EMPTY_UNIT_TEXT = Bilingual(
-    en="# unit_{size} is empty\n\n"
-    "No sample of this build has a token count that needs unit size {size}: every sample\n"
-    "fitted a smaller declared unit or needed a larger one. The build is complete.",
-    vi="# unit_{size} trống\n\n"
-    "Không có mẫu nào của lần build này có số token cần đúng unit size {size}: mỗi mẫu\n"
-    "vừa một unit khai báo nhỏ hơn hoặc cần một unit lớn hơn. Lần build đã hoàn tất.",
-)
-
 FAILED_TEXT = Bilingual(
     en="# Unit build failed\n\n"
     "This directory is not a finished build: it has no manifest.json and its shards are\n"
@@ -377,11 +360,6 @@ FAILED_TEXT = Bilingual(
     "không lưu piece nào), hoặc build vào một thư mục mới, rỗng.\n\n"
     "```text\n{message}\n```",
 )
-
-
-def empty_unit_text(size: int) -> str:
-    """The text of EMPTY_UNIT.md in a unit no sample needed."""
-    return EMPTY_UNIT_TEXT.both(size=size) + "\n"
 
 
 def _write_marker(unit_path: Path, text: bytes) -> None:

@@ -48,12 +48,12 @@ import orjson
 
 from mintdim._version import __version__
 from mintdim.build.batch import EncodedBatch
+from mintdim.build.formats.layout import STAGING
 from mintdim.errors import FragmentDamagedError, MintDimError, ResumeMismatchError
 from mintdim.shared.durable import file_sha256, json_bytes
 
-__all__ = ["DIRNAME", "JOB", "Fragment", "Piece", "Staging", "job_record"]
+__all__ = ["JOB", "Fragment", "Piece", "Staging", "job_record"]
 
-DIRNAME = "staging"
 JOB = "job.json"
 MARKER_END = b"MINTDIM\x00"
 """The last 8 bytes of every fragment, after its marker's length."""
@@ -95,7 +95,7 @@ class Staging:
     """The staging area of one output directory (the directory itself is ``output``)."""
 
     def __init__(self, output: str | Path) -> None:
-        self.path = Path(output) / DIRNAME
+        self.path = Path(output) / STAGING
 
     def begin(self, job: dict[str, object], resume: bool) -> None:
         """Start a fresh area, or (``resume``) keep one made for exactly this job.

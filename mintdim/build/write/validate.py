@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from mintdim.build.formats import manifest
+from mintdim.build.formats.layout import STAGING
 from mintdim.build.rules import is_positive_int, per_file
 from mintdim.build.write import staging
 from mintdim.errors import (
@@ -107,7 +108,7 @@ def check_directories_usable(paths: list[str], resume: bool = False) -> None:
 def _check_resumable(path: str, absolute: Path, resume: bool) -> None:
     if not resume:
         raise OutputValidationError(directory=path, problem="not_empty")
-    staged = (absolute / staging.DIRNAME / staging.JOB).is_file()
+    staged = (absolute / STAGING / staging.JOB).is_file()
     if (absolute / manifest.FILENAME).exists() and not staged:
         raise OutputValidationError(directory=path, problem="finished")
     if not staged:
