@@ -8,9 +8,9 @@ a finished build back), ``loader`` (training batches over one or more builds), `
 
 from mintdim import errors as _errors
 from mintdim._version import __version__
-from mintdim.build.contracts import BuildResult, LongSample, OutputResult, ScanResult
+from mintdim.build.contracts import BuildResult, LongSample, OutputResult, ScanResult, UnitPlan
 from mintdim.build.tokenizer.validate import TemplateLiteralWarning
-from mintdim.build.units.optimal import UnitPlan, plan_units
+from mintdim.build.units.optimal import plan_units
 from mintdim.errors import *  # noqa: F403 - the error catalogue is public API
 from mintdim.pipeline import pipeline
 from mintdim.read.loader import UnitBatch, UnitLoader, loader

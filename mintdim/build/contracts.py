@@ -8,15 +8,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from mintdim.shared.types import EncodeMode, Engine, OverflowPolicy, TokenizerKind
-
-if TYPE_CHECKING:
-    from mintdim.build.units.optimal import UnitPlan
 
 __all__ = [
     "AutoUnits",
@@ -31,6 +27,8 @@ __all__ = [
     "Template",
     "TokenizerInfo",
     "TokenizerSpec",
+    "UnitPlan",
+    "largest_allowed",
     "token_dtype_for",
 ]
 
@@ -299,6 +297,66 @@ class RunOptions:
     resumable: bool = True
     """Stage each piece's fragment (resume possible; disk: about 2x the output at the peak), or
     stream batches straight from the workers to the output (local only; disk: 1x, no resume)."""
+
+
+@dataclass(frozen=True, eq=False)
+class UnitPlan:
+    """The optimal unit sizes for a set of token counts, and what they cost.
+
+    ``pad_tokens``, ``total_slots`` and ``padding_ratio`` are exactly what a build with
+    ``sizes`` writes for the samples that fit (``stats.json`` reports the same numbers).
+    """
+
+    sizes: tuple[int, ...]
+    """Ascending unit sizes, each a multiple of ``align``."""
+    samples_per_unit: tuple[int, ...]
+    """How many samples each size receives (the smallest unit that holds them)."""
+    total_tokens: int
+    """Tokens of the samples that fit."""
+    total_slots: int
+    """Slots written: sum over fitting samples of their unit size."""
+    pad_tokens: int
+    """``total_slots - total_tokens``."""
+    padding_ratio: float
+    """``pad_tokens / total_slots`` (0.0 when nothing fits)."""
+    objective: int
+    """The minimised cost: ``total_slots`` for ``cost="tokens"``, sum of ``unit**2`` for attention."""
+    count: int | None
+    """The requested number of units (None when ``unit_cost`` chose it)."""
+    align: int
+    max_size: int | None
+    cost: str
+    unit_cost: float | None
+    too_long: np.ndarray = field(repr=False)
+    """Positions (into the planned counts) of samples longer than every allowed size."""
+    lengths: np.ndarray = field(repr=False)
+    """The distinct token counts of every planned sample (too long ones included), ascending."""
+    length_samples: np.ndarray = field(repr=False)
+    """How many samples have each of ``lengths``: the length histogram pictures are drawn from."""
+
+    @property
+    def max_fitting(self) -> int | None:
+        """The largest size ``max_size`` and ``align`` allow (None without ``max_size``)."""
+        return largest_allowed(self.max_size, self.align)
+
+    def manifest_record(self) -> dict[str, object]:
+        """How the sizes were chosen, as the manifest records it."""
+        return {
+            "method": "exact",
+            "count": self.count,
+            "unit_cost": self.unit_cost,
+            "align": self.align,
+            "max_size": self.max_size,
+            "cost": self.cost,
+            "predicted_total_slots": self.total_slots,
+            "predicted_pad_tokens": self.pad_tokens,
+            "predicted_padding_ratio": round(self.padding_ratio, 6),
+        }
+
+
+def largest_allowed(max_size: int | None, align: int) -> int | None:
+    """The largest multiple of ``align`` up to ``max_size`` (None: no limit)."""
+    return None if max_size is None else max_size - max_size % align
 
 
 @dataclass(frozen=True, slots=True)

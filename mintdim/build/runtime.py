@@ -50,6 +50,7 @@ from mintdim.build.contracts import (
     RunOptions,
     ScanResult,
     TokenizerSpec,
+    UnitPlan,
     token_dtype_for,
 )
 from mintdim.build.pieces import PieceEncoder, cut_pieces, default_piece_bytes
@@ -63,7 +64,6 @@ from mintdim.build.source.jsonl import (
 )
 from mintdim.build.tokenizer import Encoder
 from mintdim.build.units.auto import planned_build, unit_plans
-from mintdim.build.units.optimal import UnitPlan
 from mintdim.build.units.overflow import OverflowTally
 from mintdim.build.workers import Item, Result, encode_in_order
 from mintdim.build.write.dir import OutputDirectory

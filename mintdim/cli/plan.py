@@ -20,7 +20,8 @@ import numpy as np
 from hydra.errors import HydraException
 
 from mintdim import plots
-from mintdim.build.units.optimal import UnitPlan, plans_up_to
+from mintdim.build.contracts import UnitPlan
+from mintdim.build.units.optimal import plans_up_to
 from mintdim.build.units.validate import COSTS
 from mintdim.cli.bilingual import Command, PathType, language_option, option
 from mintdim.errors import MintDimError, NotABuildError

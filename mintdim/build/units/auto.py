@@ -11,8 +11,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from mintdim.build.contracts import BuildPlan, ScanResult
-from mintdim.build.units.optimal import UnitPlan, plan_units
+from mintdim.build.contracts import BuildPlan, ScanResult, UnitPlan
+from mintdim.build.units.optimal import plan_units
 from mintdim.build.units.overflow import OverflowTally
 from mintdim.build.units.validate import MAX_UNIT_SIZE
 from mintdim.errors import UnitOverflowError, UnitPlanError

@@ -23,71 +23,15 @@ Arithmetic is exact: int64 when the largest possible cost fits, else Python inte
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
+from mintdim.build.contracts import UnitPlan, largest_allowed
 from mintdim.build.units.validate import plan_options, token_counts
 
-__all__ = ["UnitPlan", "plan_units", "plans_up_to"]
+__all__ = ["plan_units", "plans_up_to"]
 
 _INT64_SAFE = 1 << 61
 """Below this bound every sum of two costs still fits in int64."""
-
-
-@dataclass(frozen=True, eq=False)
-class UnitPlan:
-    """The optimal unit sizes for a set of token counts, and what they cost.
-
-    ``pad_tokens``, ``total_slots`` and ``padding_ratio`` are exactly what a build with
-    ``sizes`` writes for the samples that fit (``stats.json`` reports the same numbers).
-    """
-
-    sizes: tuple[int, ...]
-    """Ascending unit sizes, each a multiple of ``align``."""
-    samples_per_unit: tuple[int, ...]
-    """How many samples each size receives (the smallest unit that holds them)."""
-    total_tokens: int
-    """Tokens of the samples that fit."""
-    total_slots: int
-    """Slots written: sum over fitting samples of their unit size."""
-    pad_tokens: int
-    """``total_slots - total_tokens``."""
-    padding_ratio: float
-    """``pad_tokens / total_slots`` (0.0 when nothing fits)."""
-    objective: int
-    """The minimised cost: ``total_slots`` for ``cost="tokens"``, sum of ``unit**2`` for attention."""
-    count: int | None
-    """The requested number of units (None when ``unit_cost`` chose it)."""
-    align: int
-    max_size: int | None
-    cost: str
-    unit_cost: float | None
-    too_long: np.ndarray = field(repr=False)
-    """Positions (into the planned counts) of samples longer than every allowed size."""
-    lengths: np.ndarray = field(repr=False)
-    """The distinct token counts of every planned sample (too long ones included), ascending."""
-    length_samples: np.ndarray = field(repr=False)
-    """How many samples have each of ``lengths``: the length histogram pictures are drawn from."""
-
-    @property
-    def max_fitting(self) -> int | None:
-        """The largest size ``max_size`` and ``align`` allow (None without ``max_size``)."""
-        return _largest_allowed(self.max_size, self.align)
-
-    def manifest_record(self) -> dict[str, object]:
-        """How the sizes were chosen, as the manifest records it."""
-        return {
-            "method": "exact",
-            "count": self.count,
-            "unit_cost": self.unit_cost,
-            "align": self.align,
-            "max_size": self.max_size,
-            "cost": self.cost,
-            "predicted_total_slots": self.total_slots,
-            "predicted_pad_tokens": self.pad_tokens,
-            "predicted_padding_ratio": round(self.padding_ratio, 6),
-        }
 
 
 def plan_units(
@@ -137,7 +81,7 @@ class _Problem:
 
     def __init__(self, counts: np.ndarray, align: int, max_size: int | None, cost: str) -> None:
         self.align, self.max_size, self.cost = align, max_size, cost
-        cap = _largest_allowed(max_size, align)
+        cap = largest_allowed(max_size, align)
         self.too_long = np.empty(0, np.int64) if cap is None else np.flatnonzero(counts > cap)
         # One pass over the samples; everything after works on the m distinct lengths.
         self.lengths, self.length_samples = _histogram(counts)
@@ -176,10 +120,6 @@ class _Problem:
             lengths=self.lengths,
             length_samples=self.length_samples,
         )
-
-
-def _largest_allowed(max_size: int | None, align: int) -> int | None:
-    return None if max_size is None else max_size - max_size % align
 
 
 def _candidates(
