@@ -22,12 +22,14 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python -m mintdim.run
 
-# The lint runs first, in this recipe: a ruff finding fails the suite before any test runs.
+# The lint runs first, in this recipe: a ruff finding or a broken import contract (lint-imports:
+# the layers declared in pyproject.toml) fails the suite before any test runs.
 # pytest's exit 5 means it collected no test at all (a broken checkout or collection), which must
 # not pass as green.
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest || { status=$$?; \
 		if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests (exit 5)" >&2; fi; \
 		exit $$status; }
@@ -35,6 +37,7 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 
 # The error catalogue is generated from the error classes, and the catalogue of click's messages in
 # Vietnamese from mintdim/cli/bilingual.py; a test fails while either is stale.
