@@ -1,5 +1,13 @@
 """MintDim: JSONL datasets -> exact tokens -> fixed-width, low-padding binary token shards.
 
+The package reads as the flow. ``build/`` writes a build (source -> render -> tokenize -> units
+-> shards and indexes -> manifest; ``build/runtime.py`` is its map, ``build/formats/`` the format
+of every file it writes). ``read/`` opens a finished build and feeds training (``open_build``,
+the loader and mixtures); ``check/`` verifies one (``verify``, the deep check). ``errors/`` holds
+every error, one module per stage; ``shared/`` the building blocks below all. On top: the
+``mintdim`` command (``cli/``) and the Hydra runner (``runner/``, ``python -m mintdim.run``). The
+layers are contracts in ``pyproject.toml``, checked by ``lint-imports`` in ``make test``.
+
 Public API: ``pipeline("unit-build")`` (the fluent builder), the result types, ``open_build`` (read
 a finished build back), ``loader`` (training batches over one or more builds), ``plan_units``
 (the exact unit-size planner), the error classes (every one derives from ``MintDimError``) and
