@@ -26,7 +26,7 @@ machine has other work: read ratios, not single times.
 the per-block index checks, the shards' records, the duplicate and UNK checks, the rest. Their sum
 over the cores is the least time any schedule of this very work could take, whatever the
 threads: the floor the last line prints, and the CPU the non-hash parts could spend for a
-ratio of 1.10. The parts are verify's own private steps (check/verify.py), called one by one.
+ratio of 1.10. The parts are verify's own private steps (mintdim/check/verify/), called one by one.
 """
 
 from __future__ import annotations
@@ -46,8 +46,18 @@ from generate import DEFAULT_FIELDS, cached, default_input
 
 from mintdim import pipeline
 from mintdim.build.formats import sample_index
-from mintdim.check import verify as v
-from mintdim.check.verify import verify_build
+from mintdim.check import report as r
+from mintdim.check.verify import (
+    audit_indexes,
+    index_scan,
+    manifest,
+    shards,
+    unit_indexes,
+    verify_build,
+)
+from mintdim.check.verify import files as build_files
+from mintdim.check.verify import spans as span_files
+from mintdim.check.verify import stats as totals
 
 _BLOCK = 8 << 20
 
@@ -152,52 +162,52 @@ def measure(name: str, out: Path, sizes: list[int], repeats: int, cold: bool) ->
 
 def parts(out: Path, repeats: int) -> None:
     """Each part of a plain verify alone, on this thread: median thread CPU, and the floor."""
-    report = v.VerifyReport(directory=str(out), deep=False)
-    build = v._read_manifest(out, report)
+    report = r.VerifyReport(directory=str(out), deep=False)
+    build = manifest.read_manifest(out, report)
     index_path = out / sample_index.FILENAME
 
     def blocks() -> list:
-        scan = v._IndexScan(build, report)
+        scan = index_scan.IndexScan(build, report)
         size = index_path.stat().st_size
         with open(index_path, "rb") as handle:
-            step = v._INDEX_BLOCK_BYTES
+            step = index_scan.INDEX_BLOCK_BYTES
             ranges = [(handle.fileno(), at, min(at + step, size)) for at in range(0, size, step)]
             return [scan.read(part) for part in ranges]
 
     read = blocks()
 
-    def checks() -> v._Index:
-        scan = v._IndexScan(build, report)
+    def checks() -> index_scan.Index:
+        scan = index_scan.IndexScan(build, report)
         for offset, length, columns in read:
-            scan.lines(v._Lines(index_path, offset, length), columns)
+            scan.lines(index_scan.Lines(index_path, offset, length), columns)
         return scan.finish()
 
     index = checks()
     found: dict[int, list[int]] = {}
     for position, shard in enumerate(build.shards):
         counts, ids = index.record_counts[position], index.record_ids[position]
-        found.update(v._check_shard(build, shard, counts, ids)[0])
-    groups = v._check_duplicates(build, index)[0]
+        found.update(shards.check_shard(build, shard, counts, ids)[0])
+    groups = audit_indexes.check_duplicates(build, index)[0]
 
     def records() -> None:
         for position, shard in enumerate(build.shards):
             counts, ids = index.record_counts[position], index.record_ids[position]
-            v._check_shard(build, shard, counts, ids)
+            shards.check_shard(build, shard, counts, ids)
 
     def rest() -> None:
-        v._check_unit_indexes(build, index, report)
-        v._check_spans(build, index, report)
-        v._check_overflow_index(build, index, report)
-        v._check_unlisted(build, report)
-        v._check_stats(build, index, found, groups, report)
+        unit_indexes.check_unit_indexes(build, index, report)
+        span_files.check_spans(build, index, report)
+        audit_indexes.check_overflow_index(build, index, report)
+        build_files.check_unlisted(build, report)
+        totals.check_stats(build, index, found, groups, report)
 
     steps = {
         "hash every file (file_digest)": lambda: sha256_file_digest(out),
         "read the index lines": blocks,
         "index checks per block": checks,
         "shard records": records,
-        "duplicate groups and lines": lambda: v._check_duplicates(build, index),
-        "unk_index lines": lambda: v._apart(v._check_unk_index, build, index, found),
+        "duplicate groups and lines": lambda: audit_indexes.check_duplicates(build, index),
+        "unk_index lines": lambda: r.apart(audit_indexes.check_unk_index, build, index, found),
         "the rest (unit indexes, stats...)": rest,
     }
     cpu: dict[str, float] = {}
