@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor
 from pathlib import Path
 
 from mintdim.build.formats import sample_index, spans, unit_index
@@ -15,7 +15,8 @@ __all__ = ["Digests"]
 
 
 class Digests:
-    """The size and SHA-256 of every file the manifest lists, hashed on a second thread.
+    """The size and SHA-256 of every file the manifest lists, hashed on ``pool`` (verify's
+    hashing thread: check/verify/order.py).
 
     Hashing every byte is the bound verify is measured against (benchmarks/verify.py). File reads
     and hashlib release the GIL, so from the start of verify a second core hashes while the main
@@ -24,19 +25,12 @@ class Digests:
     check that owns it.
     """
 
-    def __init__(self, build: Build) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=1)  # one: the main thread has the other core
+    def __init__(self, build: Build, pool: Executor) -> None:
         self._files = [
-            (check, relative, listed, self._pool.submit(durable.file_sha256, build.root / relative))
+            (check, relative, listed, pool.submit(durable.file_sha256, build.root / relative))
             for check, relative, listed in _listed_files(build)
             if (build.root / relative).is_file()
         ]
-
-    def __enter__(self) -> Digests:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
 
     def compare(self, root: Path, report: VerifyReport) -> None:
         """Report each file whose size or digest is not the listed one (waits for the hashes)."""

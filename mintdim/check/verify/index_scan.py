@@ -1,5 +1,8 @@
 """``sample_index.jsonl``: contiguous ids, and each sample where the writer puts the next sample
-of its unit; its columns (:class:`Index`) for the checks after it."""
+of its unit; its columns (:class:`Index`) for the checks after it.
+
+The lines are read in blocks straight from their bytes (sample_index.ExactReader) on a thread
+of their own, beside the checks of the main thread, which take each block's columns in order."""
 
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ import os
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,7 +47,7 @@ class Index:
     """Per listed shard: the sample id of each record, -1 if no sample points at it."""
 
 
-def check_sample_index(build: Build, report: VerifyReport, pool: ThreadPoolExecutor) -> Index:
+def check_sample_index(build: Build, report: VerifyReport, pool: Executor) -> Index:
     """Read the index in blocks of whole lines (on ``pool``) and check whole columns at once."""
     scan = IndexScan(build, report)
     path = build.root / sample_index.FILENAME
@@ -62,7 +65,7 @@ def check_sample_index(build: Build, report: VerifyReport, pool: ThreadPoolExecu
     return scan.finish()
 
 
-def _in_order(pool: ThreadPoolExecutor, work: Callable, items: Iterable) -> Iterator:
+def _in_order(pool: Executor, work: Callable, items: Iterable) -> Iterator:
     """``work(item)`` of each item, run on ``pool``, the results in the items' order. A few
     items run ahead of the one taken, so memory stays bounded and every worker stays busy."""
     pending: deque[Future] = deque()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor
 
 import numpy as np
 
@@ -83,7 +83,7 @@ def _present_shards(build: Build, index: Index, report: VerifyReport) -> Iterato
         yield position, shard
 
 
-def early_shard_checks(build: Build, pool: ThreadPoolExecutor) -> dict[int, tuple]:
+def early_shard_checks(build: Build, pool: Executor) -> dict[int, tuple]:
     """Each shard's records checked on ``pool`` from the start, before sample_index.jsonl is
     read, with the token counts and sample ids its unit's index.npy gives (record k of a unit
     is row k % samples_per_shard of shard k // samples_per_shard). By manifest position:
