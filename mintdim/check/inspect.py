@@ -1,13 +1,13 @@
 """The data side of ``mintdim inspect``: what a finished build holds (its totals, a table and a bar
 chart of its units) and one sample (source, place, segments, ids, decoded text), read from the
-build's own files. cli/inspect.py is the command around it."""
+build's own files, as the lines the command prints. cli/inspect.py is the command around it."""
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from pathlib import Path
 
-import click
 import orjson
 
 from mintdim.build.contracts import TokenizerSpec
@@ -68,59 +68,47 @@ _T = {
         "(no decoded text: {reason})",
         "(không có văn bản giải mã: {reason})",
     ),
-    "bad_id": Bilingual(
-        "sample {sample_id} does not exist: this build holds samples 0 to {last}",
-        "mẫu {sample_id} không tồn tại: bản build này có các mẫu từ 0 đến {last}",
-    ),
 }
 
 
-def summary(directory: str, build: UnitBuild) -> None:
+def summary(directory: str, build: UnitBuild) -> Iterator[str]:
+    """The lines of ``mintdim inspect DIR``: totals, a table and a bar chart of the units."""
     content = build.manifest
     totals = orjson.loads((build.path / stats.FILENAME).read_bytes())
     tokenizer = content["tokenizer"]
-    echo = click.echo
-    echo(_T["title"].render(directory=directory))
-    echo(
-        _T["tokenizer"].render(
-            kind=tokenizer["type"],
-            path=tokenizer["path"],
-            vocab=tokenizer["vocab_size"],
-            pad=tokenizer["pad_id"],
-            unk=tokenizer["unk_id"],
-            dtype=content["token_storage"]["dtype"],
-        )
+    yield _T["title"].render(directory=directory)
+    yield _T["tokenizer"].render(
+        kind=tokenizer["type"],
+        path=tokenizer["path"],
+        vocab=tokenizer["vocab_size"],
+        pad=tokenizer["pad_id"],
+        unk=tokenizer["unk_id"],
+        dtype=content["token_storage"]["dtype"],
     )
-    echo(_T["inputs"].render(files=", ".join(content["source"]["files"])))
-    echo(
-        _T["samples"].render(
-            samples=totals["total_samples"],
-            tokens=totals["total_tokens"],
-            slots=totals["total_slots"],
-            ratio=totals["padding_ratio"],
-        )
+    yield _T["inputs"].render(files=", ".join(content["source"]["files"]))
+    yield _T["samples"].render(
+        samples=totals["total_samples"],
+        tokens=totals["total_tokens"],
+        slots=totals["total_slots"],
+        ratio=totals["padding_ratio"],
     )
-    echo(
-        _T["shards"].render(
-            shards=totals["shard_count"],
-            size=human_bytes(totals["shard_bytes"]),
-            per_shard=build.samples_per_shard,
-        )
+    yield _T["shards"].render(
+        shards=totals["shard_count"],
+        size=human_bytes(totals["shard_bytes"]),
+        per_shard=build.samples_per_shard,
     )
-    echo(
-        _T["audit"].render(
-            groups=totals["duplicate_groups"],
-            duplicates=totals["duplicate_samples"],
-            unk=totals["samples_with_unk"],
-            blank=totals["blank_lines"],
-        )
+    yield _T["audit"].render(
+        groups=totals["duplicate_groups"],
+        duplicates=totals["duplicate_samples"],
+        unk=totals["samples_with_unk"],
+        blank=totals["blank_lines"],
     )
     rows = _unit_rows(build)
-    echo("")
-    echo(_table(_T["header"].render().split(" | "), rows))
-    echo("")
-    echo(_T["chart"].render())
-    echo(_chart({row[0]: int(row[1].replace(",", "")) for row in rows}))
+    yield ""
+    yield _table(_T["header"].render().split(" | "), rows)
+    yield ""
+    yield _T["chart"].render()
+    yield _chart({row[0]: int(row[1].replace(",", "")) for row in rows})
 
 
 def _unit_rows(build: UnitBuild) -> list[list[str]]:
@@ -168,39 +156,33 @@ def _chart(counts: dict[str, int]) -> str:
     return "\n".join(lines)
 
 
-def sample(build: UnitBuild, sample_id: int) -> None:
-    count = len(build)
-    if not 0 <= sample_id < count:
-        raise click.BadParameter(
-            _T["bad_id"].render(sample_id=sample_id, last=count - 1), param_hint="--sample"
-        )
+def sample(build: UnitBuild, sample_id: int) -> Iterator[str]:
+    """The lines of ``mintdim inspect DIR --sample ID`` for a sample of the build (0 to
+    ``len(build) - 1``): its source, place, hash, segments, ids and decoded text."""
     with open(build.path / sample_index.FILENAME, "rb") as handle:
         row = orjson.loads(next(itertools.islice(handle, sample_id, None)))
     tokens = build.tokens(row).tolist()
-    echo = click.echo
-    echo(_T["sample"].render(sample_id=sample_id))
-    echo(_T["source"].render(file=row["source_file"], line=row["source_line"]))
-    echo(
-        _T["place"].render(
-            shard=row["shard_path"],
-            row=row["shard_row"],
-            unit=row["unit_size"],
-            count=row["token_count"],
-            pad=row["unit_size"] - row["token_count"],
-        )
+    yield _T["sample"].render(sample_id=sample_id)
+    yield _T["source"].render(file=row["source_file"], line=row["source_line"])
+    yield _T["place"].render(
+        shard=row["shard_path"],
+        row=row["shard_row"],
+        unit=row["unit_size"],
+        count=row["token_count"],
+        pad=row["unit_size"] - row["token_count"],
     )
-    echo(_T["hash"].render(hash=row["hash"]))
+    yield _T["hash"].render(hash=row["hash"])
     if build.sequence_names() is not None:
-        echo(_T["segments"].render())
+        yield _T["segments"].render()
         for name, start, stop in build.segments(sample_id):
-            echo(_T["segment"].render(name=name, start=start, stop=stop))
+            yield _T["segment"].render(name=name, start=start, stop=stop)
     shown = " ".join(map(str, tokens[:_SHOWN_IDS]))
     if len(tokens) > _SHOWN_IDS:
         shown += " " + _T["more_ids"].render(more=len(tokens) - _SHOWN_IDS)
-    echo(_T["ids"].render(ids=shown))
-    echo("")
-    echo(_T["text"].render() + ":")
-    echo(_decoded(build, tokens))
+    yield _T["ids"].render(ids=shown)
+    yield ""
+    yield _T["text"].render() + ":"
+    yield _decoded(build, tokens)
 
 
 def _decoded(build: UnitBuild, tokens: list[int]) -> str:

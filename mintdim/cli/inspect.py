@@ -14,6 +14,10 @@ from mintdim.shared.lang import Bilingual
 
 __all__ = ["inspect"]
 
+_BAD_ID = Bilingual(
+    "sample {sample_id} does not exist: this build holds samples 0 to {last}",
+    "mẫu {sample_id} không tồn tại: bản build này có các mẫu từ 0 đến {last}",
+)
 
 _HELP = {
     "inspect": Bilingual(
@@ -42,6 +46,13 @@ def inspect(directory: str, sample_id: int | None) -> None:
         click.echo(str(err), err=True)
         sys.exit(2)
     if sample_id is None:
-        summary(directory, build)
+        lines = summary(directory, build)
+    elif 0 <= sample_id < len(build):
+        lines = sample(build, sample_id)
     else:
-        sample(build, sample_id)
+        last = len(build) - 1
+        raise click.BadParameter(
+            _BAD_ID.render(sample_id=sample_id, last=last), param_hint="--sample"
+        )
+    for line in lines:
+        click.echo(line)
