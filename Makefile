@@ -39,11 +39,13 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 
-# The error catalogue is generated from the error classes, and the catalogue of click's messages in
-# Vietnamese from mintdim/cli/bilingual.py; a test fails while either is stale.
+# The error catalogue is generated from the error classes, the catalogue of click's messages in
+# Vietnamese from mintdim/cli/bilingual.py, and the failure codes of `mintdim verify` (a marked
+# section of docs/verify-and-inspect.md) from mintdim/check/codes.py; a test fails while any is stale.
 docs: $(STAMP)
 	$(BIN)/python -m mintdim.errors.catalogue > docs/error-catalogue.md
 	$(BIN)/python -c 'from mintdim.cli.bilingual import write_catalogue; write_catalogue()'
+	$(BIN)/python -m mintdim.check.codes docs/verify-and-inspect.md
 
 examples: $(STAMP)
 	$(BIN)/python scripts/build_outputs_examples.py

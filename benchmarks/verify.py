@@ -21,12 +21,14 @@ and the CPU that verify spends per CPU second of (c) with the floor it sets: on 
 runs verify in less than its CPU / n, so the ratio to (c) cannot fall below that floor. The
 machine has other work: read ratios, not single times.
 
-``--parts`` also times each part of a plain verify alone, on one thread, over the same build
-(medians of ``--repeats`` runs, thread CPU): hashing every file, reading the index's lines,
-the per-block index checks, the shards' records, the duplicate and UNK checks, the rest. Their sum
-over the cores is the least time any schedule of this very work could take, whatever the
-threads: the floor the last line prints, and the CPU the non-hash parts could spend for a
-ratio of 1.10. The parts are verify's own private steps (check/verify.py), called one by one.
+``--parts`` also times each step of a plain verify alone, on one thread, over the same build
+(medians of ``--repeats`` runs, thread CPU): the steps are ``mintdim.check.verify.STEPS``, the
+order ``verify_build`` runs, taken from there (a step added to verify is timed here unchanged),
+with the work they hand to verify's threads run in place; beside each, how much of it that work
+took (for the index: reading its lines, against checking them). Their sum over the cores is the
+least time any schedule of this very work could take, whatever the threads: the floor the last
+line prints against SHA-256 (``file_digest``) of every file, and the CPU the steps beside the
+hash could spend for a ratio of 1.10.
 """
 
 from __future__ import annotations
@@ -39,15 +41,17 @@ import statistics
 import sys
 import tempfile
 import time
+from concurrent.futures import Executor, Future
 from pathlib import Path
 
 from _harness import default_tokenizers, loadavg, machine
 from generate import DEFAULT_FIELDS, cached, default_input
 
 from mintdim import pipeline
-from mintdim.build.formats import sample_index
-from mintdim.check import verify as v
-from mintdim.check.verify import verify_build
+from mintdim.check.report import VerifyReport
+from mintdim.check.verify import STEPS, verify_build
+from mintdim.check.verify.manifest import read_manifest
+from mintdim.check.verify.order import Pools, Run
 
 _BLOCK = 8 << 20
 
@@ -150,75 +154,61 @@ def measure(name: str, out: Path, sizes: list[int], repeats: int, cold: bool) ->
     )
 
 
+class InPlace(Executor):
+    """An executor that runs each task at once on the calling thread, adding up its thread CPU:
+    verify's steps run one by one, each timed with the work it would hand to a thread."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:
+        future: Future = Future()
+        started = time.thread_time()
+        future.set_result(fn(*args, **kwargs))
+        self.seconds += time.thread_time() - started
+        return future
+
+
 def parts(out: Path, repeats: int) -> None:
-    """Each part of a plain verify alone, on this thread: median thread CPU, and the floor."""
-    report = v.VerifyReport(directory=str(out), deep=False)
-    build = v._read_manifest(out, report)
-    index_path = out / sample_index.FILENAME
-
-    def blocks() -> list:
-        scan = v._IndexScan(build, report)
-        size = index_path.stat().st_size
-        with open(index_path, "rb") as handle:
-            step = v._INDEX_BLOCK_BYTES
-            ranges = [(handle.fileno(), at, min(at + step, size)) for at in range(0, size, step)]
-            return [scan.read(part) for part in ranges]
-
-    read = blocks()
-
-    def checks() -> v._Index:
-        scan = v._IndexScan(build, report)
-        for offset, length, columns in read:
-            scan.lines(v._Lines(index_path, offset, length), columns)
-        return scan.finish()
-
-    index = checks()
-    found: dict[int, list[int]] = {}
-    for position, shard in enumerate(build.shards):
-        counts, ids = index.record_counts[position], index.record_ids[position]
-        found.update(v._check_shard(build, shard, counts, ids)[0])
-    groups = v._check_duplicates(build, index)[0]
-
-    def records() -> None:
-        for position, shard in enumerate(build.shards):
-            counts, ids = index.record_counts[position], index.record_ids[position]
-            v._check_shard(build, shard, counts, ids)
-
-    def rest() -> None:
-        v._check_unit_indexes(build, index, report)
-        v._check_spans(build, index, report)
-        v._check_overflow_index(build, index, report)
-        v._check_unlisted(build, report)
-        v._check_stats(build, index, found, groups, report)
-
-    steps = {
-        "hash every file (file_digest)": lambda: sha256_file_digest(out),
-        "read the index lines": blocks,
-        "index checks per block": checks,
-        "shard records": records,
-        "duplicate groups and lines": lambda: v._check_duplicates(build, index),
-        "unk_index lines": lambda: v._apart(v._check_unk_index, build, index, found),
-        "the rest (unit indexes, stats...)": rest,
-    }
-    cpu: dict[str, float] = {}
-    for name, step in steps.items():
-        times = []
-        for _ in range(repeats):
-            started = time.thread_time()
-            step()
-            times.append(time.thread_time() - started)
-        cpu[name] = statistics.median(times)
-    print("  parts of a plain verify, each alone on one thread (median thread CPU):")
-    for name, seconds in cpu.items():
-        print(f"    {name:36s} {seconds * 1e3:7.1f} ms")
+    """Each step of a plain verify alone, on this thread: median thread CPU, and the floor."""
+    cpu: dict[str, list[float]] = {step.name: [] for step in STEPS}
+    handed: dict[str, list[float]] = {step.name: [] for step in STEPS}
+    hashing: list[float] = []
+    own_hashing: list[float] = []
+    for _ in range(repeats):
+        started = time.thread_time()
+        sha256_file_digest(out)
+        hashing.append(time.thread_time() - started)
+        report = VerifyReport(directory=str(out), deep=False)
+        pools = Pools(hashing=InPlace(), shards=InPlace(), lines=InPlace())
+        threads = (pools.hashing, pools.shards, pools.lines)
+        run = Run(read_manifest(out, report), report, pools)
+        for step in STEPS:
+            started, before = time.thread_time(), sum(pool.seconds for pool in threads)
+            step.run(run)
+            cpu[step.name].append(time.thread_time() - started)
+            handed[step.name].append(sum(pool.seconds for pool in threads) - before)
+        assert report.ok, report.lines()
+        own_hashing.append(pools.hashing.seconds)
+    print(
+        "  steps of a plain verify (mintdim.check.verify.STEPS), each alone on one thread, "
+        "median thread CPU (of it, the work verify hands to its threads):"
+    )
+    medians = {name: statistics.median(times) for name, times in cpu.items()}
+    for name, seconds in medians.items():
+        beside = statistics.median(handed[name])
+        note = f" ({beside * 1e3:.1f} ms)" if beside else ""
+        print(f"    {name:44s} {seconds * 1e3:7.1f} ms{note}")
     cores = os.cpu_count() or 1
-    hashing = cpu["hash every file (file_digest)"]
-    total = sum(cpu.values())
+    bound = statistics.median(hashing)
+    total = sum(medians.values())
+    own_hash = statistics.median(own_hashing)
+    print(f"    SHA-256 of every file (file_digest), for comparison: {bound * 1e3:.1f} ms")
     print(
         f"    sum {total * 1e3:.0f} ms: on {cores} cores no schedule runs it in less than "
-        f"{total / cores * 1e3:.0f} ms, {total / cores / hashing:.2f}x the hash alone; a ratio of "
-        f"1.10 leaves the parts beside the hash {(1.10 * cores - 1) * hashing * 1e3:.0f} ms "
-        f"(they take {(total - hashing) * 1e3:.0f} ms)"
+        f"{total / cores * 1e3:.0f} ms, {total / cores / bound:.2f}x the hash alone; a ratio of "
+        f"1.10 leaves the steps beside the hash {(1.10 * cores - 1) * bound * 1e3:.0f} ms "
+        f"(they take {(total - own_hash) * 1e3:.0f} ms)"
     )
 
 
@@ -232,7 +222,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/mintdim-bench"))
     parser.add_argument("--cold", action="store_true", help="drop the page cache before timings")
-    parser.add_argument("--parts", action="store_true", help="also time each part alone")
+    parser.add_argument("--parts", action="store_true", help="also time each step of verify alone")
     args = parser.parse_args()
     cases = {
         "short": (args.samples, [int(size) for size in args.units.split(",")]),

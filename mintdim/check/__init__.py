@@ -1,1 +1,1 @@
-"""Checking a finished build: ``verify`` (the build against its own manifest and formats) and the deep check (its records against the inputs, encoded again)."""
+"""Checking a finished build: ``verify`` (the package: the build against its own manifest and formats, one module per check, their order in ``verify/order.py``), the deep check (``deep_verify``: its records against the inputs, encoded again), the report they fill (``report``) with its declared failure codes (``codes``), and ``inspect``'s data side (what a build holds, one sample)."""

@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import orjson
@@ -30,13 +29,11 @@ from mintdim.build.formats import stats
 from mintdim.build.source.jsonl import parse_lines, read_raw_batches
 from mintdim.build.source.template import parse_template
 from mintdim.build.tokenizer import Encoder, load_encoder
+from mintdim.check.report import VerifyReport
 from mintdim.errors import MintDimError
 from mintdim.paths import resolve
 from mintdim.read.reader import UnitBuild, open_build
 from mintdim.shared import durable
-
-if TYPE_CHECKING:  # verify.py runs the deep check, so it cannot be imported from here at run time
-    from mintdim.check.verify import VerifyReport
 
 __all__ = ["deep_check"]
 

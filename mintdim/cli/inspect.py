@@ -2,78 +2,22 @@
 
 from __future__ import annotations
 
-import itertools
 import sys
-from pathlib import Path
 
 import click
-import orjson
 
-from mintdim.build.contracts import TokenizerSpec
-from mintdim.build.formats import sample_index, stats
-from mintdim.build.tokenizer import load_encoder
+from mintdim.check.inspect import sample, summary
 from mintdim.cli.bilingual import Command, PathType, language_option, option
-from mintdim.errors import MintDimError, NotABuildError
-from mintdim.paths import resolve
-from mintdim.read.reader import UnitBuild, open_build, require_build
-from mintdim.shared.human import human_bytes
+from mintdim.errors import NotABuildError
+from mintdim.read.reader import open_build, require_build
 from mintdim.shared.lang import Bilingual
 
 __all__ = ["inspect"]
 
-_BAR_WIDTH = 40
-_SHOWN_IDS = 32
-
-_T = {
-    "title": Bilingual("build {directory}", "bản build {directory}"),
-    "tokenizer": Bilingual(
-        "tokenizer    {kind} {path} (vocabulary {vocab}, PAD {pad}, UNK {unk}, {dtype})",
-        "tokenizer    {kind} {path} (từ vựng {vocab}, PAD {pad}, UNK {unk}, {dtype})",
-    ),
-    "inputs": Bilingual("inputs       {files}", "đầu vào      {files}"),
-    "samples": Bilingual(
-        "samples      {samples:,} ({tokens:,} tokens in {slots:,} slots, padding {ratio:.2%})",
-        "mẫu          {samples:,} ({tokens:,} token trong {slots:,} ô, padding {ratio:.2%})",
-    ),
-    "shards": Bilingual(
-        "shards       {shards:,} ({size}), {per_shard:,} samples per shard",
-        "shard        {shards:,} ({size}), {per_shard:,} mẫu mỗi shard",
-    ),
-    "audit": Bilingual(
-        "audit        {groups:,} duplicate groups ({duplicates:,} samples), {unk:,} samples with "
-        "UNK, {blank:,} blank lines skipped",
-        "kiểm tra     {groups:,} nhóm trùng lặp ({duplicates:,} mẫu), {unk:,} mẫu có UNK, "
-        "bỏ qua {blank:,} dòng trống",
-    ),
-    "header": Bilingual(
-        "unit | samples | tokens | padding | shards | bytes",
-        "unit | mẫu | token | padding | shard | byte",
-    ),
-    "chart": Bilingual("samples per unit", "số mẫu theo unit"),
-    "sample": Bilingual("sample {sample_id}", "mẫu {sample_id}"),
-    "source": Bilingual("source       {file}:{line}", "nguồn        {file}:{line}"),
-    "place": Bilingual(
-        "place        {shard} row {row} (unit {unit}: {count} tokens, {pad} PAD)",
-        "vị trí       {shard} dòng {row} (unit {unit}: {count} token, {pad} PAD)",
-    ),
-    "hash": Bilingual("sha256       {hash}", "sha256       {hash}"),
-    "ids": Bilingual("token ids    {ids}", "token id     {ids}"),
-    "more_ids": Bilingual("... ({more} more)", "... (thêm {more})"),
-    "segments": Bilingual("segments", "các đoạn"),
-    "segment": Bilingual(
-        "  {name}: tokens {start} to {stop}", "  {name}: token {start} đến {stop}"
-    ),
-    "text": Bilingual("decoded text", "văn bản giải mã"),
-    "no_tokenizer": Bilingual(
-        "(no decoded text: {reason})",
-        "(không có văn bản giải mã: {reason})",
-    ),
-    "bad_id": Bilingual(
-        "sample {sample_id} does not exist: this build holds samples 0 to {last}",
-        "mẫu {sample_id} không tồn tại: bản build này có các mẫu từ 0 đến {last}",
-    ),
-}
-
+_BAD_ID = Bilingual(
+    "sample {sample_id} does not exist: this build holds samples 0 to {last}",
+    "mẫu {sample_id} không tồn tại: bản build này có các mẫu từ 0 đến {last}",
+)
 
 _HELP = {
     "inspect": Bilingual(
@@ -102,148 +46,13 @@ def inspect(directory: str, sample_id: int | None) -> None:
         click.echo(str(err), err=True)
         sys.exit(2)
     if sample_id is None:
-        _summary(directory, build)
+        lines = summary(directory, build)
+    elif 0 <= sample_id < len(build):
+        lines = sample(build, sample_id)
     else:
-        _sample(build, sample_id)
-
-
-def _summary(directory: str, build: UnitBuild) -> None:
-    content = build.manifest
-    totals = orjson.loads((build.path / stats.FILENAME).read_bytes())
-    tokenizer = content["tokenizer"]
-    echo = click.echo
-    echo(_T["title"].render(directory=directory))
-    echo(
-        _T["tokenizer"].render(
-            kind=tokenizer["type"],
-            path=tokenizer["path"],
-            vocab=tokenizer["vocab_size"],
-            pad=tokenizer["pad_id"],
-            unk=tokenizer["unk_id"],
-            dtype=content["token_storage"]["dtype"],
-        )
-    )
-    echo(_T["inputs"].render(files=", ".join(content["source"]["files"])))
-    echo(
-        _T["samples"].render(
-            samples=totals["total_samples"],
-            tokens=totals["total_tokens"],
-            slots=totals["total_slots"],
-            ratio=totals["padding_ratio"],
-        )
-    )
-    echo(
-        _T["shards"].render(
-            shards=totals["shard_count"],
-            size=human_bytes(totals["shard_bytes"]),
-            per_shard=build.samples_per_shard,
-        )
-    )
-    echo(
-        _T["audit"].render(
-            groups=totals["duplicate_groups"],
-            duplicates=totals["duplicate_samples"],
-            unk=totals["samples_with_unk"],
-            blank=totals["blank_lines"],
-        )
-    )
-    rows = _unit_rows(build)
-    echo("")
-    echo(_table(_T["header"].render().split(" | "), rows))
-    echo("")
-    echo(_T["chart"].render())
-    echo(_chart({row[0]: int(row[1].replace(",", "")) for row in rows}))
-
-
-def _unit_rows(build: UnitBuild) -> list[list[str]]:
-    """Per unit: size, samples, tokens, padding (ratio), shards, bytes."""
-    shards: dict[int, list[dict]] = {}
-    for entry in build.manifest["shards"]:
-        shards.setdefault(entry["unit_size"], []).append(entry)
-    rows = []
-    for size, samples in build.units.items():
-        _, counts = build.unit_columns(size)
-        tokens = int(counts.sum())
-        slots = samples * size
-        pad = slots - tokens
-        rows.append(
-            [
-                str(size),
-                f"{samples:,}",
-                f"{tokens:,}",
-                f"{pad:,} ({pad / slots:.1%})" if slots else "0",
-                str(len(shards.get(size, []))),
-                human_bytes(sum(entry["bytes"] for entry in shards.get(size, []))),
-            ]
-        )
-    return rows
-
-
-def _table(header: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(cell) for cell in column) for column in zip(header, *rows, strict=True)]
-    lines = [header, ["-" * width for width in widths], *rows]
-    return "\n".join(
-        "  ".join(cell.rjust(width) for cell, width in zip(line, widths, strict=True))
-        for line in lines
-    )
-
-
-def _chart(counts: dict[str, int]) -> str:
-    """One bar per unit, scaled to the largest; a unit with samples always shows a mark."""
-    largest = max(counts.values(), default=0) or 1
-    label = max(len(name) for name in counts)
-    lines = []
-    for name, count in counts.items():
-        length = count * _BAR_WIDTH / largest
-        bar = "█" * int(length) or ("▏" if count else "")
-        lines.append(f"{name.rjust(label)} │{bar} {count:,}")
-    return "\n".join(lines)
-
-
-def _sample(build: UnitBuild, sample_id: int) -> None:
-    count = len(build)
-    if not 0 <= sample_id < count:
+        last = len(build) - 1
         raise click.BadParameter(
-            _T["bad_id"].render(sample_id=sample_id, last=count - 1), param_hint="--sample"
+            _BAD_ID.render(sample_id=sample_id, last=last), param_hint="--sample"
         )
-    with open(build.path / sample_index.FILENAME, "rb") as handle:
-        row = orjson.loads(next(itertools.islice(handle, sample_id, None)))
-    tokens = build.tokens(row).tolist()
-    echo = click.echo
-    echo(_T["sample"].render(sample_id=sample_id))
-    echo(_T["source"].render(file=row["source_file"], line=row["source_line"]))
-    echo(
-        _T["place"].render(
-            shard=row["shard_path"],
-            row=row["shard_row"],
-            unit=row["unit_size"],
-            count=row["token_count"],
-            pad=row["unit_size"] - row["token_count"],
-        )
-    )
-    echo(_T["hash"].render(hash=row["hash"]))
-    if build.sequence_names() is not None:
-        echo(_T["segments"].render())
-        for name, start, stop in build.segments(sample_id):
-            echo(_T["segment"].render(name=name, start=start, stop=stop))
-    shown = " ".join(map(str, tokens[:_SHOWN_IDS]))
-    if len(tokens) > _SHOWN_IDS:
-        shown += " " + _T["more_ids"].render(more=len(tokens) - _SHOWN_IDS)
-    echo(_T["ids"].render(ids=shown))
-    echo("")
-    echo(_T["text"].render() + ":")
-    echo(_decoded(build, tokens))
-
-
-def _decoded(build: UnitBuild, tokens: list[int]) -> str:
-    tokenizer = build.manifest["tokenizer"]
-    path = tokenizer["path"]
-    spec = TokenizerSpec(
-        kind=tokenizer["type"], path=path, abs_path=str(resolve(path, "manifest tokenizer.path"))
-    )
-    if not Path(spec.abs_path).is_file():
-        return _T["no_tokenizer"].render(reason=f"{path} not found from {Path.cwd()}")
-    try:
-        return load_encoder(spec).decode(tokens)
-    except MintDimError as err:
-        return _T["no_tokenizer"].render(reason=str(err).splitlines()[0])
+    for line in lines:
+        click.echo(line)

@@ -305,17 +305,19 @@ def test_sample_index_read_from_raw_bytes_equals_orjson_and_falls_back(cwd, sp_m
     """The vectorised reader of sample_index lines gives exactly orjson's columns; a line not in
     the writer's exact form (still valid JSON) sends its block through orjson, and verify holds."""
     from mintdim.build.formats import sample_index
-    from mintdim.check import verify as checks
+    from mintdim.check.report import VerifyReport
+    from mintdim.check.verify.index_scan import IndexScan, Lines, parse_block
+    from mintdim.check.verify.manifest import read_manifest
 
     out = _build(cwd, sp_model)
-    report = checks.VerifyReport(directory=str(out), deep=False)
-    scan = checks._IndexScan(checks._read_manifest(out, report), report)
+    report = VerifyReport(directory=str(out), deep=False)
+    scan = IndexScan(read_manifest(out, report), report)
     data = (out / "sample_index.jsonl").read_bytes()
     reader = sample_index.ExactReader(scan.build.sources, list(scan.shard_of))
     fast = reader.read(data)
     assert fast is not None
-    rows = checks._parse_block(data, 0, report)
-    lazy = checks._Lines(out / "sample_index.jsonl", 0, len(data))
+    rows = parse_block(data, 0, report)
+    lazy = Lines(out / "sample_index.jsonl", 0, len(data))
     assert [lazy[i] for i in range(len(lazy))] == rows
     want = sample_index.parse_rows(rows, scan.source_of, scan.shard_of)
     for key in sample_index.Columns.__dataclass_fields__:
@@ -335,7 +337,8 @@ def test_record_checks_report_what_a_slot_by_slot_reading_finds():
     truncated samples, it reports exactly what reading every slot one by one finds."""
     from types import SimpleNamespace
 
-    from mintdim.check import verify as checks
+    from mintdim.check.report import VerifyReport
+    from mintdim.check.verify.shards import check_records
 
     rng = np.random.default_rng(7)
     for _ in range(400):
@@ -353,10 +356,10 @@ def test_record_checks_report_what_a_slot_by_slot_reading_finds():
             eos_is_unk=bool(rng.random() < 0.3),
             truncated=ids[rng.random(rows) < 0.3],
         )
-        report = checks.VerifyReport(directory="d", deep=False)
+        report = VerifyReport(directory="d", deep=False)
         unks: dict[int, list[int]] = {}
         records = records.astype(np.uint16)
-        checks._check_records(build, "s", records, (counts, ids), 50, unks, report)
+        check_records(build, "s", records, (counts, ids), 50, unks, report)
 
         want: dict[str, list[tuple[int, int]]] = {"padding": [], "vocabulary": []}
         want_unks: dict[int, list[int]] = {}
@@ -403,16 +406,16 @@ def test_the_index_read_in_many_small_parts_gives_the_same_report(cwd, sp_model,
     """sample_index.jsonl is read in byte ranges whose lines are parsed apart: with ranges much
     shorter than a line (so most hold no line start) verify still passes an intact build, and
     names the same line when one is changed."""
-    from mintdim.check import verify as checks
+    from mintdim.check.verify import index_scan
 
     out = _build(cwd, sp_model)
     with monkeypatch.context() as patch:
-        patch.setattr(checks, "_INDEX_BLOCK_BYTES", 97)
+        patch.setattr(index_scan, "INDEX_BLOCK_BYTES", 97)
         assert _report(out)["ok"]
     _move_to_the_next_row(out, 7)
     _reseal(out)
     whole = _report(out)
-    monkeypatch.setattr(checks, "_INDEX_BLOCK_BYTES", 97)
+    monkeypatch.setattr(index_scan, "INDEX_BLOCK_BYTES", 97)
     assert _report(out) == whole
     assert ("sample_index.jsonl", "index_place") in _codes(whole)
     assert {f["facts"]["line"] for f in whole["failures"] if f["code"] == "index_place"} == {8}
