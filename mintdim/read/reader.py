@@ -28,6 +28,7 @@ from mintdim.build.formats.layout import UNIT_BUILD_FAILED
 from mintdim.build.formats.shards import shard_path, spans_path
 from mintdim.build.segments import segment_names
 from mintdim.errors import BuildReadError, NoSegmentSpansError, NotABuildError
+from mintdim.options import is_path
 
 __all__ = ["UnitBuild", "open_build", "require_build"]
 
@@ -210,7 +211,7 @@ def open_build(path: str | Path) -> UnitBuild:
     """Open a finished build; anything else raises a named error that says which file and why.
 
     ``NotABuildError`` when the directory holds no finished build (missing, a file, a failed
-    build, no manifest); ``BuildReadError`` when the manifest is damaged or of another format
+    build, no manifest) or ``path`` is no path (a str or os.PathLike); ``BuildReadError`` when the manifest is damaged or of another format
     version, or when a shard or unit index it lists turns out missing or damaged on first use.
     """
     root = require_build(path)
@@ -224,6 +225,9 @@ def open_build(path: str | Path) -> UnitBuild:
 
 def require_build(directory: str | Path) -> Path:
     """The build's path; ``NotABuildError`` (saying why) when no finished build is there."""
+    if not is_path(directory):
+        kind = type(directory).__name__
+        raise NotABuildError(directory=repr(directory), reason="not_a_path", kind=kind)
     root = Path(directory)
     if not (root / manifest.FILENAME).is_file():
         raise NotABuildError(directory=str(directory), reason=_not_a_build_reason(root))
