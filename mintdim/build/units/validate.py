@@ -116,7 +116,8 @@ def token_counts(counts: object) -> np.ndarray:
     """Check the counts handed to the planner: a 1-D array of integers >= 0, as int64."""
     array = np.asarray(counts)
     if array.ndim != 1 or not (array.dtype.kind in "iu" or array.size == 0):
-        shown = f"array of shape {array.shape} and dtype {array.dtype}"
+        # A description without words, so that it reads the same in every language.
+        shown = f"ndarray shape={array.shape} dtype={array.dtype}"
         raise UnitPlanError(key="counts", value=shown, rule="counts")
     if array.size and array.min() < 0:
         raise UnitPlanError(key="counts", value=int(array.min()), rule="counts")
