@@ -214,6 +214,10 @@ class BuildReadError(MintDimError, ValueError):
             "{size} bytes is not a whole number of {record_bytes}-byte records",
             "{size} byte không phải một số nguyên record {record_bytes} byte",
         ),
+        "shard_size": Bilingual(
+            "{size} bytes, where the manifest lists {listed} bytes",
+            "{size} byte, trong khi manifest ghi {listed} byte",
+        ),
         "unit_index": Bilingual(
             "the unit index is not a readable index of this format: {detail}",
             "unit index không phải index đọc được của định dạng này: {detail}",
@@ -241,6 +245,7 @@ class BuildReadError(MintDimError, ValueError):
     known: int = 0
     size: int = 0
     record_bytes: int = 0
+    listed: int = 0
 
     summary = Bilingual(
         "A file of the build cannot be read.", "Không đọc được một file của bản build."

@@ -1,8 +1,9 @@
 """Reading a finished unit-build directory back: manifest, samples as a sequence, each unit's records.
 
 The reader uses the same file names and dtype rule as the writers, and refuses a directory that
-is not a finished build (no manifest, an unknown format version, or a shard whose size is not a
-whole number of records). Tokens are never copied: shards are memory-mapped and ``build[i]`` is a
+is not a finished build (no manifest, an unknown format version, or a listed shard that is
+missing, not a whole number of records, or of another size than the manifest lists: one
+``stat`` per shard). Tokens are never copied: shards are memory-mapped and ``build[i]`` is a
 view into them. Sample ids, units and token counts come from the binary unit indexes
 (build/formats/unit_index.py), so nothing here parses JSONL unless asked for ``samples()``::
 
@@ -190,15 +191,23 @@ class UnitBuild:
         except FileNotFoundError as err:
             raise _read_error(self.path, path, "missing_file") from err
 
+    def _check_shard(self, relative: str, width: int, listed: int | None = None) -> int:
+        """A shard's size, which must be a whole number of records (and ``listed``, if given)."""
+        path = self.path / relative
+        size = self._size(path)
+        record_bytes = width * self.dtype.itemsize
+        if size % record_bytes:
+            raise _read_error(self.path, path, "short_shard", size=size, record_bytes=record_bytes)
+        if listed is not None and size != listed:
+            raise _read_error(self.path, path, "shard_size", size=size, listed=listed)
+        return size
+
     def _shard(self, relative: str, width: int) -> np.ndarray:
         if relative not in self._shards:
             path = self.path / relative
-            size = self._size(path)
+            # Checked again: the file may have changed since open_build.
+            size = self._check_shard(relative, width)
             record_bytes = width * self.dtype.itemsize
-            if size % record_bytes:
-                raise _read_error(
-                    self.path, path, "short_shard", size=size, record_bytes=record_bytes
-                )
             mapped = np.memmap(
                 path, dtype=self.dtype, mode="r", shape=(size // record_bytes, width)
             )
@@ -212,15 +221,22 @@ def open_build(path: str | Path) -> UnitBuild:
 
     ``NotABuildError`` when the directory holds no finished build (missing, a file, a failed
     build, no manifest) or ``path`` is no path (a str or os.PathLike); ``BuildReadError`` when the manifest is damaged or of another format
-    version, or when a shard or unit index it lists turns out missing or damaged on first use.
+    version, when a shard it lists is missing, not a whole number of records or of another size
+    than listed, or when a unit index turns out missing or damaged on first use.
     """
     root = require_build(path)
     manifest_path = root / manifest.FILENAME
     content = _read_manifest(root, manifest_path)
     try:
-        return UnitBuild(root, content)
+        build = UnitBuild(root, content)
+        listed = [
+            (entry["path"], entry["unit_size"], entry["bytes"]) for entry in content["shards"]
+        ]
     except (KeyError, TypeError) as err:
         raise _read_error(root, manifest_path, "manifest_field", detail=str(err)) from err
+    for relative, width, size in listed:
+        build._check_shard(relative, width, size)
+    return build
 
 
 def require_build(directory: str | Path) -> Path:

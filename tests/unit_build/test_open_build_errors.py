@@ -79,27 +79,56 @@ def test_an_unknown_format_version_and_an_incomplete_status_are_refused(built):
     assert (status.value.problem, status.value.detail) == ("status", "'partial'")
 
 
-def test_a_short_shard_is_named_with_its_size(built):
+@pytest.mark.parametrize("cut", [1, 3])
+def test_open_build_refuses_a_shard_that_is_not_a_whole_number_of_records(built, cut):
     shard = _first_shard(built)
     data = shard.read_bytes()
-    shard.write_bytes(data[:-1])
-    build = open_build(built)
+    shard.write_bytes(data[:-cut])
     unit = int(shard.parent.name.removeprefix("unit_"))
     with pytest.raises(BuildReadError) as info:
-        build.shard(unit, 0)
+        open_build(built)
     error = info.value
-    assert (error.problem, error.path, error.size) == ("short_shard", str(shard), len(data) - 1)
+    assert (error.problem, error.path, error.size) == ("short_shard", str(shard), len(data) - cut)
     assert error.record_bytes == unit * 2  # uint16 tokens for the tiny vocabulary
     assert f"mintdim verify {built}" in str(error)
+    assert f"{len(data) - cut} byte" in error.message("vi")
+
+
+def test_open_build_refuses_a_shard_of_another_size_than_listed(built):
+    shard = _first_shard(built)
+    data = shard.read_bytes()
+    unit = int(shard.parent.name.removeprefix("unit_"))
+    shard.write_bytes(data[: -unit * 2])  # one whole record less
+    with pytest.raises(BuildReadError) as info:
+        open_build(built)
+    error = info.value
+    assert (error.problem, error.path, error.size) == (
+        "shard_size",
+        str(shard),
+        len(data) - unit * 2,
+    )
+    assert error.listed == len(data)
+    assert str(len(data)) in error.message("en") and str(len(data)) in error.message("vi")
+
+
+def test_a_shard_cut_after_opening_is_named_on_first_use(built):
+    build = open_build(built)
+    shard = _first_shard(built)
+    shard.write_bytes(shard.read_bytes()[:-3])
+    with pytest.raises(BuildReadError) as info:
+        build.shard(int(shard.parent.name.removeprefix("unit_")), 0)
+    assert info.value.problem == "short_shard"
 
 
 def test_a_missing_shard_and_a_damaged_unit_index_are_named(built):
     shard = _first_shard(built)
     unit = int(shard.parent.name.removeprefix("unit_"))
+    data = shard.read_bytes()
     shard.unlink()
     with pytest.raises(BuildReadError) as missing:
-        open_build(built).shard(unit, 0)
+        open_build(built)
     assert (missing.value.problem, missing.value.path) == ("missing_file", str(shard))
+    shard.write_bytes(data)
 
     index = shard.parent / "index.npy"
     index.write_bytes(b"not an npy file")
