@@ -48,7 +48,7 @@ from mintdim.runner.schema import MintDimConfig, field_help, node_schema, regist
 from mintdim.runner.schema import valid_keys as schema_keys
 from mintdim.runner.summary import build_summary, show_built
 from mintdim.runner.translate import fluent_arguments, job_from_arguments, run_options
-from mintdim.shared.lang import Bilingual
+from mintdim.shared.lang import Bilingual, get_language
 
 __all__ = ["check_known_keys", "main", "run_job"]
 
@@ -165,8 +165,6 @@ def _argv_language() -> str | None:
 
 
 def _lang() -> str:
-    from mintdim import get_language
-
     return get_language()
 
 
