@@ -10,6 +10,7 @@ view into them. Sample ids, units and token counts come from the binary unit ind
     build = open_build("./artifacts/instruction_units")
     len(build)                      # number of samples
     build[0]                        # sample 0's exact tokens (numpy view, no PAD)
+    build[10:20]                    # samples 10 to 19: a list of such views
     build.units                     # {unit_size: sample count}
     build.segments(0)               # [("literal", 0, 5), ("instruction", 5, 40), ...] if stored
     for batch in build.loader(tokens_per_batch=16384):   # see read/loader.py
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import overload
 
 import numpy as np
 import orjson
@@ -29,13 +31,14 @@ from mintdim.build.formats.layout import UNIT_BUILD_FAILED
 from mintdim.build.formats.shards import shard_path, spans_path
 from mintdim.build.segments import segment_names
 from mintdim.errors import BuildReadError, NoSegmentSpansError, NotABuildError
-from mintdim.options import is_path
+from mintdim.options import is_int, is_path
 
 __all__ = ["UnitBuild", "open_build", "require_build"]
 
 
 class UnitBuild:
-    """A finished output directory, opened read-only; a sequence of its samples' tokens."""
+    """A finished output directory, opened read-only; a sequence of its samples' tokens
+    (``len``, ``build[i]``, ``build[i:j]``, iteration)."""
 
     def __init__(self, path: Path, content: dict) -> None:
         self.path = path
@@ -68,11 +71,23 @@ class UnitBuild:
     def __len__(self) -> int:
         return sum(self.units.values())
 
-    def __getitem__(self, sample_id: int) -> np.ndarray:
-        """The exact tokens of one sample (no PAD): a read-only view into its shard."""
+    @overload
+    def __getitem__(self, sample_id: int) -> np.ndarray: ...
+
+    @overload
+    def __getitem__(self, sample_id: slice) -> list[np.ndarray]: ...
+
+    def __getitem__(self, sample_id: int | slice) -> np.ndarray | list[np.ndarray]:
+        """The exact tokens of one sample (no PAD): a read-only view into its shard.
+
+        A slice gives a list of those views, one per sample in the slice's order (samples differ
+        in length, so they make no single array).
+        """
         count = len(self)
-        if not isinstance(sample_id, int | np.integer):
-            raise TypeError(f"sample ids are integers, got {type(sample_id).__name__}")
+        if isinstance(sample_id, slice):
+            return [self[i] for i in range(count)[sample_id]]
+        if not is_int(sample_id):
+            raise TypeError(f"sample ids are integers or slices, got {type(sample_id).__name__}")
         index = int(sample_id) + count if sample_id < 0 else int(sample_id)
         if not 0 <= index < count:
             raise IndexError(f"sample id {sample_id} out of range for {count} samples")
