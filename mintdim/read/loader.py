@@ -493,7 +493,7 @@ def _rank(rank: object, world_size: object) -> int:
 def _weights(weights: Sequence[float] | None, count: int) -> tuple[float, ...]:
     if weights is None:
         return (1.0,) * count
-    values = list(weights) if isinstance(weights, Sequence) else [weights]
+    values = list(weights) if isinstance(weights, Sequence | np.ndarray) else [weights]
     if len(values) != count:
         raise LoaderOptionError(option="weights", value=values, problem="count", limit=count)
     for value in values:

@@ -223,7 +223,7 @@ def test_the_loader_takes_numpy_ints_and_bools_as_plain_ones(built):
         "accum_steps": np.int8(2),
         "ignore_id": np.int64(-7),
         "widen": np.True_,
-        "weights": [np.float32(2)],
+        "weights": np.array([2], dtype=np.float32),
     }
     expected = mintdim.loader([built], **plain)
     got = mintdim.loader([built], **numpy)
