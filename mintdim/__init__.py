@@ -10,8 +10,9 @@ layers are contracts in ``pyproject.toml``, checked by ``lint-imports`` in ``mak
 
 Public API: ``pipeline("unit-build")`` (the fluent builder), the result types, ``open_build`` (read
 a finished build back), ``loader`` (training batches over one or more builds), ``plan_units``
-(the exact unit-size planner), the error classes (every one derives from ``MintDimError``) and
-``set_language`` for error messages.
+(the exact unit-size planner), the error classes (every one derives from ``MintDimError``),
+the warnings (every one derives from ``MintDimWarning``) and ``set_language`` for every text
+MintDim shows. ``__all__`` lists exactly that.
 """
 
 from mintdim import errors as _errors
@@ -23,10 +24,13 @@ from mintdim.errors import *  # noqa: F403 - the error catalogue is public API
 from mintdim.pipeline import pipeline
 from mintdim.read.loader import UnitBatch, UnitLoader, loader
 from mintdim.read.reader import UnitBuild, open_build
+from mintdim.shared.lang import set_language
+from mintdim.shared.log import MintDimWarning
 
 __all__ = [
     "BuildResult",
     "LongSample",
+    "MintDimWarning",
     "OutputResult",
     "ScanResult",
     "TemplateLiteralWarning",
@@ -39,5 +43,6 @@ __all__ = [
     "open_build",
     "pipeline",
     "plan_units",
+    "set_language",
     *_errors.__all__,
 ]

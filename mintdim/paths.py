@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from mintdim.errors import PathError, current_directory
+from mintdim.errors import PathError
+from mintdim.errors.base import current_directory
 
 __all__ = ["resolve", "same_place_key"]
 

@@ -16,11 +16,11 @@ from typing import TypeVar
 from mintdim.build.config import UnitBuildConfig
 from mintdim.build.contracts import BuildResult, RunOptions, ScanResult
 from mintdim.build.ray_executor import check_ray_installed
-from mintdim.build.rules import is_positive_int
 from mintdim.build.runtime import run_build, run_scan
 from mintdim.build.signals import sigterm_as_interrupt
 from mintdim.build.validate import validate, validate_scan
 from mintdim.errors import BuildInterruptedError, MintDimError, RunOptionError
+from mintdim.options import OptionCheck
 from mintdim.shared.types import OVERFLOW_POLICIES
 
 __all__ = ["UnitBuildPipeline", "found_before_work"]
@@ -120,13 +120,13 @@ class UnitBuildPipeline:
 
         def check() -> tuple:
             options = _run_options(workers, executor, ray_address, resume, piece_bytes, resumable)
-            _check_progress(progress)
-            if on_overflow not in OVERFLOW_POLICIES:
+            shown = _progress(progress)
+            if not isinstance(on_overflow, str) or on_overflow not in OVERFLOW_POLICIES:
                 raise RunOptionError(
                     option="on_overflow", value=on_overflow, rule="overflow_policy"
                 )
             plan, encoders = validate(self._config, options.resume)
-            return replace(plan, on_overflow=on_overflow), encoders, options, progress
+            return replace(plan, on_overflow=on_overflow), encoders, options, shown
 
         return _checked_then(check, run_build)
 
@@ -142,8 +142,8 @@ class UnitBuildPipeline:
 
         def check() -> tuple:
             count = _workers(workers)
-            _check_progress(progress)
-            return (*validate_scan(self._config), count, progress)
+            shown = _progress(progress)
+            return (*validate_scan(self._config), count, shown)
 
         return _checked_then(check, run_scan)
 
@@ -224,9 +224,13 @@ class _OutputStep:
         return self._job._with(output_dir=path, samples_per_shard=samples_per_shard)
 
 
-def _check_progress(progress: object) -> None:
-    if progress is not None and not isinstance(progress, bool):
-        raise RunOptionError(option="progress", value=progress, rule="bool")
+_CHECK = OptionCheck(
+    lambda option, value, rule: RunOptionError(option=option, value=value, rule=rule)
+)
+
+
+def _progress(progress: object) -> bool | None:
+    return _CHECK.flag("progress", progress, optional=True)
 
 
 def _run_options(
@@ -237,18 +241,15 @@ def _run_options(
     piece_bytes: object,
     resumable: object,
 ) -> RunOptions:
-    if executor not in ("local", "ray"):
+    if not isinstance(executor, str) or executor not in ("local", "ray"):
         raise RunOptionError(option="executor", value=executor, rule="executor")
     if address is not None and not (isinstance(address, str) and address):
         raise RunOptionError(option="ray_address", value=address, rule="address")
     if address is not None and executor != "ray":
         raise RunOptionError(option="ray_address", value=address, rule="ray_only")
-    if not isinstance(resume, bool):
-        raise RunOptionError(option="resume", value=resume, rule="bool")
-    if piece_bytes is not None and not is_positive_int(piece_bytes):
-        raise RunOptionError(option="piece_bytes", value=piece_bytes, rule="positive_int")
-    if not isinstance(resumable, bool):
-        raise RunOptionError(option="resumable", value=resumable, rule="bool")
+    resume = _CHECK.flag("resume", resume)
+    piece_bytes = _CHECK.integer("piece_bytes", piece_bytes, "positive_int", optional=True)
+    resumable = _CHECK.flag("resumable", resumable)
     if not resumable and executor == "ray":
         raise RunOptionError(option="resumable", value=resumable, rule="ray_stages")
     if not resumable and resume:
@@ -269,6 +270,4 @@ def _workers(workers: object) -> int:
             if hasattr(os, "sched_getaffinity")
             else os.cpu_count() or 1
         )
-    if not is_positive_int(workers):
-        raise RunOptionError(option="workers", value=workers, rule="positive_int")
-    return workers
+    return _CHECK.integer("workers", workers, "positive_int")

@@ -284,8 +284,8 @@ class RunOptions:
     """How ``run()`` does the work; none of it changes a byte of the output."""
 
     workers: int | None
-    """Encoding processes (local) or actors (Ray); None: every core here, or every CPU of the
-    Ray cluster."""
+    """Encoding processes (local: always a count, every core here unless ``run()`` was given
+    one) or actors (Ray; None: every CPU of the cluster)."""
     executor: str = "local"
     """``local`` (processes on this machine) or ``ray`` (actors on a Ray cluster)."""
     ray_address: str | None = None

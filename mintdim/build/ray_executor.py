@@ -121,7 +121,7 @@ def _join(ray: Any, address: str | None) -> None:
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
     except refused as err:
         raise RayConnectionError(
-            address=address or "(RAY_ADDRESS, or a new local cluster)",
+            address=address,
             detail=f"{type(err).__name__}: {err}",
         ) from None
 
@@ -135,9 +135,7 @@ def _next(ray: Any, pool: Any) -> Any:
             raise cause from None
         raise
     except ray.exceptions.RayActorError as err:
-        raise WorkerError(
-            detail=f"a Ray actor was lost more than {_MAX_RESTARTS} times ({err})"
-        ) from None
+        raise WorkerError(cause="actor_lost", detail=str(err), restarts=_MAX_RESTARTS) from None
 
 
 def _log_nodes(reports: list[tuple[str, str, int]]) -> None:

@@ -173,7 +173,8 @@ def _encode(
         from mintdim.build.ray_executor import encode_on_ray  # an optional extra
 
         return encode_on_ray(work, items, options.workers, options.ray_address)
-    return encode_in_order(work, items, _local_workers(options))
+    # run() and scan() resolved a local run's count (every core when none was given).
+    return encode_in_order(work, items, options.workers)
 
 
 def _encoded_batches(
@@ -199,13 +200,6 @@ def _encoded_batches(
             file = plan.files[fragment.piece.file_index]
             staging = Staging(plan.outputs[file.output_index].abs_path)
             yield from staging.read(fragment.piece, file.path)
-
-
-def _local_workers(options: RunOptions) -> int:
-    """Processes on this machine: the run's workers, or every core."""
-    if options.workers:
-        return options.workers
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def _piece_bytes(plan: BuildPlan, options: RunOptions, outputs: list[OutputDirectory]) -> list[int]:

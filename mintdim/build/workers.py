@@ -154,10 +154,7 @@ def _worker_error(processes: Iterable[BaseProcess], err: BrokenProcessPool) -> W
     # The news is the worker that died on its own: killed by a signal other than the SIGTERM the
     # broken pool sends its survivors, then one that exited with an error, then anything.
     news = sorted(exitcodes, key=lambda code: (code == -signal.SIGTERM, code > 0))
-    return WorkerError(
-        detail=f"a worker process ended abruptly ({err})",
-        exitcode=news[0] if news else None,
-    )
+    return WorkerError(cause="process_ended", detail=str(err), exitcode=news[0] if news else None)
 
 
 def _stop(pool: ProcessPoolExecutor, processes: list[BaseProcess], cancel: bool) -> None:

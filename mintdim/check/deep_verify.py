@@ -25,7 +25,7 @@ import numpy as np
 import orjson
 
 from mintdim.build.contracts import FilePlan, TokenizerSpec
-from mintdim.build.formats import stats
+from mintdim.build.formats import manifest, stats
 from mintdim.build.source.jsonl import parse_lines, read_raw_batches
 from mintdim.build.source.template import parse_template
 from mintdim.build.tokenizer import Encoder, load_encoder
@@ -85,7 +85,7 @@ def _encoder(content: dict, report: VerifyReport) -> Encoder | None:
         kind=tokenizer["type"],
         path=tokenizer["path"],
         abs_path=str(resolve(tokenizer["path"], "manifest tokenizer.path")),
-        encode=tokenizer["encode"] if content["segment_spans"]["stored"] else None,
+        encode=manifest.recorded_encode(content),
         append_eos=tokenizer["append_eos"],
         pad_fallback=tokenizer["pad_fallback"],
         unk_fallback=tokenizer["unk_fallback"],

@@ -68,6 +68,7 @@ _T = {
         "(no decoded text: {reason})",
         "(không có văn bản giải mã: {reason})",
     ),
+    "tokenizer_missing": Bilingual("{path} not found from {cwd}", "không tìm thấy {path} từ {cwd}"),
 }
 
 
@@ -192,7 +193,8 @@ def _decoded(build: UnitBuild, tokens: list[int]) -> str:
         kind=tokenizer["type"], path=path, abs_path=str(resolve(path, "manifest tokenizer.path"))
     )
     if not Path(spec.abs_path).is_file():
-        return _T["no_tokenizer"].render(reason=f"{path} not found from {Path.cwd()}")
+        missing = _T["tokenizer_missing"].render(path=path, cwd=Path.cwd())
+        return _T["no_tokenizer"].render(reason=missing)
     try:
         return load_encoder(spec).decode(tokens)
     except MintDimError as err:

@@ -8,12 +8,7 @@ finished build and its loader) and ``cli`` (the runner's command line). The cata
 order (``base.STAGES``).
 """
 
-from mintdim.errors.base import (
-    MintDimError,
-    current_directory,
-    error_classes,
-    format_location,
-)
+from mintdim.errors.base import MintDimError, error_classes
 from mintdim.errors.cli import *  # noqa: F403
 from mintdim.errors.config import *  # noqa: F403
 from mintdim.errors.config import MappingError
@@ -23,16 +18,11 @@ from mintdim.errors.reader import *  # noqa: F403
 from mintdim.errors.source import *  # noqa: F403
 from mintdim.errors.tokenizer import *  # noqa: F403
 from mintdim.errors.units import *  # noqa: F403
-from mintdim.shared.lang import LANGUAGES, get_language, set_language
 
+# The error classes only: the package's public API star-imports this list (the machinery's
+# helpers stay in mintdim.errors.base).
 __all__ = [
-    "LANGUAGES",
     "MappingError",
     "MintDimError",
-    "current_directory",
-    "error_classes",
-    "format_location",
-    "get_language",
-    "set_language",
     *(cls.__name__ for cls in error_classes()),
 ]

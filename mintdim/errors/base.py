@@ -191,6 +191,19 @@ def _rebuild(cls: type[MintDimError], facts: dict[str, Any]) -> MintDimError:
     return cls(**facts)
 
 
+_OPTION_RULES: dict[str, Bilingual] = {
+    "bool": Bilingual("must be True or False", "phải là True hoặc False"),
+    "int64": Bilingual(
+        "must be an integer from -2**63 to 2**63 - 1 (an int64)",
+        "phải là số nguyên từ -2**63 đến 2**63 - 1 (một int64)",
+    ),
+    "positive_int": Bilingual("must be a positive integer", "phải là số nguyên dương"),
+    "non_negative_int": Bilingual("must be an integer >= 0", "phải là số nguyên >= 0"),
+}
+"""The rules every public function checks its options by (``mintdim/options.py``), one text
+each, after the option's name; every option error's table holds them."""
+
+
 _COMPLETED_HEADER = Bilingual("Completed outputs", "Các output đã hoàn tất")
 _COMPLETED_NOTE = Bilingual(
     "these finished before the error: each is a complete build with its manifest, left unmarked",

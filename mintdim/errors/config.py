@@ -7,6 +7,7 @@ from typing import Any, ClassVar, NamedTuple
 
 from mintdim.errors.base import (
     _H,
+    _OPTION_RULES,
     MintDimError,
     _bullets,
     _choice,
@@ -200,11 +201,10 @@ class UnknownPipelineError(MintDimError, ValueError):
 
 
 class RunOptionError(MintDimError, ValueError):
-    """Raised when an option of ``run()`` has a bad value, e.g. ``workers=0``."""
+    """Raised when an option of ``run()`` or ``scan()`` has a bad value, e.g. ``workers=0``."""
 
     _RULES: ClassVar[dict[str, Bilingual]] = {
-        "positive_int": Bilingual("must be a positive integer", "phải là số nguyên dương"),
-        "bool": Bilingual("must be True or False", "phải là True hoặc False"),
+        **_OPTION_RULES,
         "executor": Bilingual('must be "local" or "ray"', 'phải là "local" hoặc "ray"'),
         "address": Bilingual(
             'must be None, "auto" or a Ray address string such as "ray://head:10001"',
@@ -235,7 +235,9 @@ class RunOptionError(MintDimError, ValueError):
     value: object
     rule: str = _choice(_RULES)
 
-    summary = Bilingual("Invalid run() option.", "Tùy chọn của run() không hợp lệ.")
+    summary = Bilingual(
+        "Invalid option of run() or scan().", "Tùy chọn của run() hoặc scan() không hợp lệ."
+    )
     examples = (
         {"option": "workers", "value": 0, "rule": "positive_int"},
         {"option": "on_overflow", "value": "wrap", "rule": "overflow_policy"},

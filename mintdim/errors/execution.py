@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import signal
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 from mintdim.errors.base import (
     _H,
     MintDimError,
+    _choice,
     _say,
 )
 from mintdim.shared.lang import Bilingual
@@ -24,20 +25,47 @@ __all__ = [
 class WorkerError(MintDimError, RuntimeError):
     """Raised in the parent when a worker process died without a MintDim error.
 
-    ``exitcode`` follows multiprocessing: negative means killed by that signal.
+    ``cause``: a local worker process ended (``exitcode`` follows multiprocessing: negative
+    means killed by that signal), or a Ray actor was lost more than ``restarts`` times.
+    ``detail``: the process pool's or Ray's own words.
     """
 
+    _CAUSES: ClassVar[dict[str, Bilingual]] = {
+        "process_ended": Bilingual(
+            "a worker process ended abruptly", "một tiến trình worker đã kết thúc đột ngột"
+        ),
+        "actor_lost": Bilingual(
+            "a Ray actor was lost more than {restarts} times",
+            "một actor Ray đã bị mất hơn {restarts} lần",
+        ),
+    }
+
+    cause: str = _choice(_CAUSES)
     detail: str
     exitcode: int | None = None
+    restarts: int = 0
 
     summary = Bilingual(
         "A worker process stopped without reporting a MintDim error.",
         "Một tiến trình worker đã dừng mà không báo lỗi MintDim.",
     )
-    examples = ({"detail": "worker 1 exited unexpectedly", "exitcode": -9},)
+    examples = (
+        {
+            "cause": "process_ended",
+            "detail": "A process in the process pool was terminated abruptly while the future "
+            "was running or pending.",
+            "exitcode": -9,
+        },
+        {
+            "cause": "actor_lost",
+            "detail": "The actor died unexpectedly before finishing this task.",
+            "restarts": 3,
+        },
+    )
 
     def _sections(self) -> Iterator[Any]:
-        yield _H.PROBLEM, self.detail
+        yield _H.PROBLEM, self._CAUSES[self.cause]
+        yield _H.LIBRARY_ERROR, self.detail
         if self.exitcode is not None and self.exitcode < 0:
             try:
                 name = signal.Signals(-self.exitcode).name
@@ -118,9 +146,14 @@ class RayMissingError(MintDimError, ImportError):
 
 
 class RayConnectionError(MintDimError, ConnectionError):
-    """Raised when ``executor="ray"`` cannot join the Ray cluster at ``ray_address``."""
+    """Raised when ``executor="ray"`` cannot join the Ray cluster at ``ray_address``
+    (``address`` None: none was given, so Ray read ``RAY_ADDRESS`` or started a local cluster)."""
 
-    address: str
+    _NO_ADDRESS = Bilingual(
+        "(RAY_ADDRESS, or a new local cluster)", "(RAY_ADDRESS, hoặc một cluster cục bộ mới)"
+    )
+
+    address: str | None
     detail: str
 
     summary = Bilingual(
@@ -132,25 +165,30 @@ class RayConnectionError(MintDimError, ConnectionError):
             "address": "10.0.0.1:6379",
             "detail": "ConnectionError: Failed to connect to Ray cluster at 10.0.0.1:6379",
         },
+        {"address": None, "detail": "ConnectionError: Could not find any running Ray instance."},
     )
 
     def _sections(self) -> Iterator[Any]:
-        yield Bilingual("Address", "Địa chỉ"), self.address
+        address = self._NO_ADDRESS if self.address is None else self.address
+        yield Bilingual("Address", "Địa chỉ"), address
         yield _H.REASON, self.detail
         yield (
             _H.FIX,
-            Bilingual(
-                "check that the cluster runs there: ray status --address {address}\n"
-                "join at the address ray start --head printed (its Local node IP and --port), "
-                'or ray_address="auto" on the head\n'
-                "a cluster with token authentication (recent Ray releases): set "
-                "RAY_AUTH_MODE=token here, with the head's token in ~/.ray/auth_token or "
-                "RAY_AUTH_TOKEN (docs/cluster.md)",
-                "kiểm tra cluster đang chạy ở đó: ray status --address {address}\n"
-                "kết nối tới địa chỉ mà ray start --head đã in ra (Local node IP và --port), "
-                'hoặc ray_address="auto" trên máy head\n'
-                "cluster có xác thực bằng token (các bản Ray gần đây): đặt "
-                "RAY_AUTH_MODE=token ở máy này, với token của head trong ~/.ray/auth_token hoặc "
-                "RAY_AUTH_TOKEN (docs/cluster.md)",
+            _say(
+                Bilingual(
+                    "check that the cluster runs there: ray status --address {address}\n"
+                    "join at the address ray start --head printed (its Local node IP and --port), "
+                    'or ray_address="auto" on the head\n'
+                    "a cluster with token authentication (recent Ray releases): set "
+                    "RAY_AUTH_MODE=token here, with the head's token in ~/.ray/auth_token or "
+                    "RAY_AUTH_TOKEN (docs/cluster.md)",
+                    "kiểm tra cluster đang chạy ở đó: ray status --address {address}\n"
+                    "kết nối tới địa chỉ mà ray start --head đã in ra (Local node IP và --port), "
+                    'hoặc ray_address="auto" trên máy head\n'
+                    "cluster có xác thực bằng token (các bản Ray gần đây): đặt "
+                    "RAY_AUTH_MODE=token ở máy này, với token của head trong ~/.ray/auth_token hoặc "
+                    "RAY_AUTH_TOKEN (docs/cluster.md)",
+                ),
+                address=address,
             ),
         )

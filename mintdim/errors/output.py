@@ -32,8 +32,9 @@ class OutputValidationError(MintDimError, OSError):
 
     ``problem`` is "not_empty", "not_a_directory", "cannot_create", "nested" (one output
     directory of the build lies inside another) or "not_a_path" (``output.dir`` declared something
-    other than path strings; ``directory`` is then the declared value's repr); ``detail`` (such as
-    the OS error text) is shown under Reason when given.
+    other than path strings; ``directory`` is then the declared value's repr). Under Reason:
+    ``cause``, what MintDim found (a code of ``_CAUSES`` with ``other``, the path or key it
+    names, and ``kind``), or ``detail``, the operating system's own words when it refused.
     """
 
     _PROBLEMS: ClassVar[dict[str, tuple[Bilingual, Bilingual]]] = {
@@ -104,8 +105,26 @@ class OutputValidationError(MintDimError, OSError):
         ),
     }
 
+    _CAUSES: ClassVar[dict[str, Bilingual]] = {
+        "inside": Bilingual("{directory} is inside {other}", "{directory} nằm bên trong {other}"),
+        "not_a_path": Bilingual(
+            "{other} is {kind}, not a path string",
+            "{other} là {kind}, không phải đường dẫn dạng string",
+        ),
+        "parent_is_file": Bilingual(
+            "{other} is a file, not a directory", "{other} là file, không phải thư mục"
+        ),
+        "no_permission": Bilingual(
+            "no permission to create directories in {other}",
+            "không có quyền tạo thư mục trong {other}",
+        ),
+    }
+
     directory: str
     problem: str = _choice(_PROBLEMS, default="not_empty")
+    cause: str = _choice(("", *_CAUSES), default="")
+    other: str = ""
+    kind: str = ""
     detail: str = ""
 
     examples = (
@@ -116,9 +135,18 @@ class OutputValidationError(MintDimError, OSError):
             "detail": "[Errno 30] Read-only file system: '/data/out'",
         },
         {
+            "directory": "/data/out",
+            "problem": "cannot_create",
+            "cause": "no_permission",
+            "other": "/data",
+        },
+        {"directory": "./out/inner", "problem": "nested", "cause": "inside", "other": "./out"},
+        {
             "directory": "5",
             "problem": "not_a_path",
-            "detail": "output.dir is int, not a path string",
+            "cause": "not_a_path",
+            "other": "output.dir",
+            "kind": "int",
         },
     )
 
@@ -128,7 +156,9 @@ class OutputValidationError(MintDimError, OSError):
 
     def _sections(self) -> Iterator[Any]:
         yield _H.DIRECTORY, self.directory
-        if self.detail:
+        if self.cause:
+            yield _H.REASON, self._CAUSES[self.cause]
+        elif self.detail:
             yield _H.REASON, self.detail
         yield self._PROBLEMS[self.problem][1]
 

@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 from mintdim.errors.base import (
     _H,
+    _OPTION_RULES,
     MintDimError,
     _choice,
     _say,
@@ -24,7 +25,8 @@ __all__ = [
 
 
 class NotABuildError(MintDimError, FileNotFoundError):
-    """Raised by ``mintdim verify`` / ``inspect`` for a directory that holds no finished build."""
+    """Raised by ``open_build`` (and ``mintdim verify`` / ``inspect``) for a directory that holds
+    no finished build, or for a value that is no path at all."""
 
     _REASONS: ClassVar[dict[str, Bilingual]] = {
         "missing": Bilingual("the directory does not exist", "thư mục không tồn tại"),
@@ -40,10 +42,18 @@ class NotABuildError(MintDimError, FileNotFoundError):
             "there is no manifest.json (a build writes it last, when it completes)",
             "không có manifest.json (một lần build ghi nó sau cùng, khi hoàn tất)",
         ),
+        "not_a_path": Bilingual(
+            "this is a {kind}, not a path: a build is opened from its directory, given as a str "
+            "or an os.PathLike",
+            "đây là một {kind}, không phải đường dẫn: bản build được mở từ thư mục của nó, cho "
+            "dưới dạng str hoặc os.PathLike",
+        ),
     }
 
     directory: str
     reason: str = _choice(_REASONS)
+    kind: str = ""
+    """The type of what was given instead of a path (reason ``not_a_path``)."""
 
     summary = Bilingual(
         "The directory holds no finished MintDim build.",
@@ -52,6 +62,7 @@ class NotABuildError(MintDimError, FileNotFoundError):
     examples = (
         {"directory": "./artifacts/instruction_units", "reason": "failed"},
         {"directory": "./artifacts/notes", "reason": "no_manifest"},
+        {"directory": "None", "reason": "not_a_path", "kind": "NoneType"},
     )
 
     def _sections(self) -> Iterator[Any]:
@@ -76,11 +87,15 @@ class LoaderOptionError(MintDimError, ValueError):
             "hãy cho đúng một trong hai: batch_size (số bản ghi mỗi batch) hoặc tokens_per_batch "
             "(unit kích thước U nhận max(1, tokens_per_batch // U) bản ghi mỗi batch)",
         ),
-        "positive": Bilingual(
-            "{option} must be a positive integer", "{option} phải là số nguyên dương"
-        ),
-        "non_negative": Bilingual(
-            "{option} must be an integer >= 0", "{option} phải là số nguyên >= 0"
+        **{
+            code: Bilingual(f"{{option}} {rule.en}", f"{{option}} {rule.vi}")
+            for code, rule in _OPTION_RULES.items()
+        },
+        "builds": Bilingual(
+            "builds must be a list of builds, each an opened build or its directory "
+            "(a str or os.PathLike)",
+            "builds phải là một list các build, mỗi build là một build đã mở hoặc thư mục của nó "
+            "(một str hoặc os.PathLike)",
         ),
         "rank": Bilingual(
             "rank must be an integer with 0 <= rank < world_size ({limit})",
@@ -123,6 +138,7 @@ class LoaderOptionError(MintDimError, ValueError):
     examples = (
         {"option": "batch_size / tokens_per_batch", "value": [None, None], "problem": "one_of"},
         {"option": "rank", "value": 2, "problem": "rank", "limit": 2},
+        {"option": "drop_last", "value": "no", "problem": "bool"},
         {
             "option": "targets",
             "value": ["output"],
@@ -198,6 +214,10 @@ class BuildReadError(MintDimError, ValueError):
             "{size} bytes is not a whole number of {record_bytes}-byte records",
             "{size} byte không phải một số nguyên record {record_bytes} byte",
         ),
+        "shard_size": Bilingual(
+            "{size} bytes, where the manifest lists {listed} bytes",
+            "{size} byte, trong khi manifest ghi {listed} byte",
+        ),
         "unit_index": Bilingual(
             "the unit index is not a readable index of this format: {detail}",
             "unit index không phải index đọc được của định dạng này: {detail}",
@@ -225,6 +245,7 @@ class BuildReadError(MintDimError, ValueError):
     known: int = 0
     size: int = 0
     record_bytes: int = 0
+    listed: int = 0
 
     summary = Bilingual(
         "A file of the build cannot be read.", "Không đọc được một file của bản build."

@@ -89,7 +89,12 @@ class MintDimFileNotFoundError(MintDimError, FileNotFoundError):
 
 
 class SourceParseError(MintDimError, ValueError):
-    """Raised when a JSONL line is not valid JSON, not valid UTF-8, or not a JSON object."""
+    """Raised when a JSONL line is not valid JSON, not valid UTF-8, or not a JSON object.
+
+    ``detail``: the JSON library's message (``invalid_json``) or the JSON type found
+    (``not_object``); ``byte`` and ``offset``: the first byte that is not UTF-8 and where it is
+    in the line (``invalid_utf8``).
+    """
 
     _REASONS: ClassVar[dict[str, Bilingual]] = {
         "invalid_json": Bilingual("invalid JSON syntax", "JSON không hợp lệ"),
@@ -101,17 +106,33 @@ class SourceParseError(MintDimError, ValueError):
     line: int
     reason: str = _choice(_REASONS)
     detail: str = ""
+    byte: int | None = None
+    offset: int | None = None
 
     summary = Bilingual("JSONL line could not be parsed.", "Không đọc được dòng JSONL.")
     examples = (
         {"file": "./data/alpaca.jsonl", "line": 18291, "reason": "invalid_json"},
         {"file": "./data/alpaca.jsonl", "line": 7, "reason": "not_object", "detail": "array"},
+        {
+            "file": "./data/alpaca.jsonl",
+            "line": 12,
+            "reason": "invalid_utf8",
+            "byte": 0xFF,
+            "offset": 40,
+        },
     )
 
     def _sections(self) -> Iterator[Any]:
         yield "File", self.file
         yield _H.LINE, self.line
-        if not self.detail:
+        if self.byte is not None:
+            detail = [
+                Bilingual(
+                    "byte 0x{byte:02x} at byte offset {offset}",
+                    "byte 0x{byte:02x} ở vị trí byte {offset}",
+                )
+            ]
+        elif not self.detail:
             detail = []
         elif self.reason == "not_object":
             detail = [Bilingual("found: {detail}", "tìm thấy: {detail}")]

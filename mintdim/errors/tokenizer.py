@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from mintdim.errors.base import (
     _H,
     MintDimError,
+    _bullets,
     _choice,
     _quoted,
     _say,
@@ -241,7 +242,9 @@ class TokenizerSpecialTokenError(MintDimError, ValueError):
 
     token: str = _choice(_WHY)
     path: str
-    looked_for: str
+    looked_for: list[str]
+    """Where the library was asked, in order (``sp.pad_id() = -1``, ``padding.pad_id``, ``token
+    [PAD]`` ...)."""
     option: str | None = None
     """The option that needed the id or was to provide it (append_eos, pad_fallback ...)."""
     fallback: str | None = None
@@ -255,19 +258,19 @@ class TokenizerSpecialTokenError(MintDimError, ValueError):
         {
             "token": "pad_id",
             "path": "./tokenizer/tokenizer.model",
-            "looked_for": "sp.pad_id() returned -1",
+            "looked_for": ["sp.pad_id() = -1"],
         },
         {
             "token": "pad_id",
             "path": "./tokenizer/tokenizer.json",
-            "looked_for": "padding.pad_id, then tokens [PAD] and <pad>",
+            "looked_for": ["padding.pad_id", "token [PAD]", "token <pad>"],
             "option": "pad_fallback",
             "fallback": "<|pad|>",
         },
         {
             "token": "eos_id",
             "path": "./tokenizer/spiece.model",
-            "looked_for": "sp.eos_id() returned -1",
+            "looked_for": ["sp.eos_id() = -1"],
             "option": "append_eos",
         },
     )
@@ -275,7 +278,7 @@ class TokenizerSpecialTokenError(MintDimError, ValueError):
     def _sections(self) -> Iterator[Any]:
         yield "Special token", self.token
         yield "Tokenizer", self.path
-        yield Bilingual("Looked for", "Đã tìm"), self.looked_for
+        yield Bilingual("Looked for, in order", "Đã tìm, theo thứ tự"), *_bullets(self.looked_for)
         if self.fallback is not None:
             yield (
                 Bilingual("Fallback", "Fallback"),

@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 from mintdim.errors.base import (
     _H,
+    _OPTION_RULES,
     MintDimError,
     _choice,
     _say,
@@ -80,7 +81,7 @@ class UnitPlanError(UnitValidationError):
     ``plan_units``) breaks a rule; ``key`` names it, e.g. ``units.align``."""
 
     _PROBLEMS: ClassVar[dict[str, Bilingual]] = {
-        "positive_int": Bilingual("must be a positive integer", "phải là số nguyên dương"),
+        **_OPTION_RULES,
         "count_or_cost": Bilingual(
             "needs exactly one of count and unit_cost (unit_cost only with count=None)",
             "cần đúng một trong count và unit_cost (unit_cost chỉ khi count=None)",

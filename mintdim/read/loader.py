@@ -34,8 +34,7 @@ sampler=loader.remaining(), num_workers=2)`` works without MintDim importing tor
 from __future__ import annotations
 
 import hashlib
-import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -44,6 +43,8 @@ import numpy as np
 import orjson
 
 from mintdim.errors import LoaderOptionError, LoaderStateError
+from mintdim.options import OptionCheck, is_number, is_path
+from mintdim.options import is_int as _is_int
 from mintdim.read.reader import UnitBuild, open_build
 
 __all__ = ["LoaderOptions", "UnitBatch", "UnitLoader", "loader"]
@@ -391,6 +392,11 @@ def _fingerprint(build: UnitBuild) -> str:
 # ---------------------------------------------------------------------------
 
 
+_CHECK = OptionCheck(
+    lambda option, value, rule: LoaderOptionError(option=option, value=value, problem=rule)
+)
+
+
 def loader(
     builds: Sequence[UnitBuild | str | Path],
     *,
@@ -417,6 +423,8 @@ def loader(
     ``widen`` gives ``input_ids`` as int64. ``state`` is a ``state_dict()`` to continue from; it
     must come from a loader with the same builds and options.
     """
+    if is_path(builds) or isinstance(builds, UnitBuild) or not isinstance(builds, Iterable):
+        raise LoaderOptionError(option="builds", value=builds, problem="builds")
     opened = [b if isinstance(b, UnitBuild) else open_build(b) for b in builds]
     if not opened:
         raise LoaderOptionError(option="builds", value=[], problem="empty")
@@ -425,13 +433,13 @@ def loader(
         tokens_per_batch=_batch_option("tokens_per_batch", tokens_per_batch, batch_size),
         seed=_non_negative("seed", seed),
         rank=_rank(rank, world_size),
-        world_size=world_size,
-        drop_last=bool(drop_last),
+        world_size=_positive("world_size", world_size),
+        drop_last=_CHECK.flag("drop_last", drop_last),
         accum_steps=_positive("accum_steps", accum_steps),
         weights=_weights(weights, len(opened)),
         targets=_targets(targets, opened),
-        ignore_id=int(ignore_id),
-        widen=bool(widen),
+        ignore_id=_CHECK.integer("ignore_id", ignore_id, "int64"),
+        widen=_CHECK.flag("widen", widen),
     )
     result = UnitLoader(opened, options, _non_negative("epoch", epoch), 0)
     if state is not None:
@@ -459,20 +467,12 @@ def _get(state: object, key: str) -> object:
     return state.get(key) if isinstance(state, dict) else state
 
 
-def _is_int(value: object) -> bool:
-    return isinstance(value, int | np.integer) and not isinstance(value, bool)
-
-
 def _positive(name: str, value: object) -> int:
-    if not _is_int(value) or value < 1:
-        raise LoaderOptionError(option=name, value=value, problem="positive")
-    return int(value)
+    return _CHECK.integer(name, value, "positive_int")
 
 
 def _non_negative(name: str, value: object) -> int:
-    if not _is_int(value) or value < 0:
-        raise LoaderOptionError(option=name, value=value, problem="non_negative")
-    return int(value)
+    return _CHECK.integer(name, value, "non_negative_int")
 
 
 def _batch_option(name: str, value: object, other: object) -> int | None:
@@ -493,12 +493,11 @@ def _rank(rank: object, world_size: object) -> int:
 def _weights(weights: Sequence[float] | None, count: int) -> tuple[float, ...]:
     if weights is None:
         return (1.0,) * count
-    values = list(weights) if isinstance(weights, Sequence) else [weights]
+    values = list(weights) if isinstance(weights, Sequence | np.ndarray) else [weights]
     if len(values) != count:
         raise LoaderOptionError(option="weights", value=values, problem="count", limit=count)
     for value in values:
-        good = isinstance(value, int | float) and not isinstance(value, bool)
-        if not good or not math.isfinite(value) or value <= 0:
+        if not is_number(value) or value <= 0:
             raise LoaderOptionError(option="weights", value=values, problem="weights")
     return tuple(float(v) for v in values)
 

@@ -1,14 +1,16 @@
 """Reading a finished unit-build directory back: manifest, samples as a sequence, each unit's records.
 
 The reader uses the same file names and dtype rule as the writers, and refuses a directory that
-is not a finished build (no manifest, an unknown format version, or a shard whose size is not a
-whole number of records). Tokens are never copied: shards are memory-mapped and ``build[i]`` is a
+is not a finished build (no manifest, an unknown format version, or a listed shard that is
+missing, not a whole number of records, or of another size than the manifest lists: one
+``stat`` per shard). Tokens are never copied: shards are memory-mapped and ``build[i]`` is a
 view into them. Sample ids, units and token counts come from the binary unit indexes
 (build/formats/unit_index.py), so nothing here parses JSONL unless asked for ``samples()``::
 
     build = open_build("./artifacts/instruction_units")
     len(build)                      # number of samples
     build[0]                        # sample 0's exact tokens (numpy view, no PAD)
+    build[10:20]                    # samples 10 to 19: a list of such views
     build.units                     # {unit_size: sample count}
     build.segments(0)               # [("literal", 0, 5), ("instruction", 5, 40), ...] if stored
     for batch in build.loader(tokens_per_batch=16384):   # see read/loader.py
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import overload
 
 import numpy as np
 import orjson
@@ -28,12 +31,14 @@ from mintdim.build.formats.layout import UNIT_BUILD_FAILED
 from mintdim.build.formats.shards import shard_path, spans_path
 from mintdim.build.segments import segment_names
 from mintdim.errors import BuildReadError, NoSegmentSpansError, NotABuildError
+from mintdim.options import is_int, is_path
 
 __all__ = ["UnitBuild", "open_build", "require_build"]
 
 
 class UnitBuild:
-    """A finished output directory, opened read-only; a sequence of its samples' tokens."""
+    """A finished output directory, opened read-only; a sequence of its samples' tokens
+    (``len``, ``build[i]``, ``build[i:j]``, iteration)."""
 
     def __init__(self, path: Path, content: dict) -> None:
         self.path = path
@@ -66,11 +71,23 @@ class UnitBuild:
     def __len__(self) -> int:
         return sum(self.units.values())
 
-    def __getitem__(self, sample_id: int) -> np.ndarray:
-        """The exact tokens of one sample (no PAD): a read-only view into its shard."""
+    @overload
+    def __getitem__(self, sample_id: int) -> np.ndarray: ...
+
+    @overload
+    def __getitem__(self, sample_id: slice) -> list[np.ndarray]: ...
+
+    def __getitem__(self, sample_id: int | slice) -> np.ndarray | list[np.ndarray]:
+        """The exact tokens of one sample (no PAD): a read-only view into its shard.
+
+        A slice gives a list of those views, one per sample in the slice's order (samples differ
+        in length, so they make no single array).
+        """
         count = len(self)
-        if not isinstance(sample_id, int | np.integer):
-            raise TypeError(f"sample ids are integers, got {type(sample_id).__name__}")
+        if isinstance(sample_id, slice):
+            return [self[i] for i in range(count)[sample_id]]
+        if not is_int(sample_id):
+            raise TypeError(f"sample ids are integers or slices, got {type(sample_id).__name__}")
         index = int(sample_id) + count if sample_id < 0 else int(sample_id)
         if not 0 <= index < count:
             raise IndexError(f"sample id {sample_id} out of range for {count} samples")
@@ -189,15 +206,23 @@ class UnitBuild:
         except FileNotFoundError as err:
             raise _read_error(self.path, path, "missing_file") from err
 
+    def _check_shard(self, relative: str, width: int, listed: int | None = None) -> int:
+        """A shard's size, which must be a whole number of records (and ``listed``, if given)."""
+        path = self.path / relative
+        size = self._size(path)
+        record_bytes = width * self.dtype.itemsize
+        if size % record_bytes:
+            raise _read_error(self.path, path, "short_shard", size=size, record_bytes=record_bytes)
+        if listed is not None and size != listed:
+            raise _read_error(self.path, path, "shard_size", size=size, listed=listed)
+        return size
+
     def _shard(self, relative: str, width: int) -> np.ndarray:
         if relative not in self._shards:
             path = self.path / relative
-            size = self._size(path)
+            # Checked again: the file may have changed since open_build.
+            size = self._check_shard(relative, width)
             record_bytes = width * self.dtype.itemsize
-            if size % record_bytes:
-                raise _read_error(
-                    self.path, path, "short_shard", size=size, record_bytes=record_bytes
-                )
             mapped = np.memmap(
                 path, dtype=self.dtype, mode="r", shape=(size // record_bytes, width)
             )
@@ -210,20 +235,30 @@ def open_build(path: str | Path) -> UnitBuild:
     """Open a finished build; anything else raises a named error that says which file and why.
 
     ``NotABuildError`` when the directory holds no finished build (missing, a file, a failed
-    build, no manifest); ``BuildReadError`` when the manifest is damaged or of another format
-    version, or when a shard or unit index it lists turns out missing or damaged on first use.
+    build, no manifest) or ``path`` is no path (a str or os.PathLike); ``BuildReadError`` when the manifest is damaged or of another format
+    version, when a shard it lists is missing, not a whole number of records or of another size
+    than listed, or when a unit index turns out missing or damaged on first use.
     """
     root = require_build(path)
     manifest_path = root / manifest.FILENAME
     content = _read_manifest(root, manifest_path)
     try:
-        return UnitBuild(root, content)
+        build = UnitBuild(root, content)
+        listed = [
+            (entry["path"], entry["unit_size"], entry["bytes"]) for entry in content["shards"]
+        ]
     except (KeyError, TypeError) as err:
         raise _read_error(root, manifest_path, "manifest_field", detail=str(err)) from err
+    for relative, width, size in listed:
+        build._check_shard(relative, width, size)
+    return build
 
 
 def require_build(directory: str | Path) -> Path:
     """The build's path; ``NotABuildError`` (saying why) when no finished build is there."""
+    if not is_path(directory):
+        kind = type(directory).__name__
+        raise NotABuildError(directory=repr(directory), reason="not_a_path", kind=kind)
     root = Path(directory)
     if not (root / manifest.FILENAME).is_file():
         raise NotABuildError(directory=str(directory), reason=_not_a_build_reason(root))

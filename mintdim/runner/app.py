@@ -48,7 +48,7 @@ from mintdim.runner.schema import MintDimConfig, field_help, node_schema, regist
 from mintdim.runner.schema import valid_keys as schema_keys
 from mintdim.runner.summary import build_summary, show_built
 from mintdim.runner.translate import fluent_arguments, job_from_arguments, run_options
-from mintdim.shared.lang import Bilingual
+from mintdim.shared.lang import Bilingual, get_language
 
 __all__ = ["check_known_keys", "main", "run_job"]
 
@@ -165,21 +165,19 @@ def _argv_language() -> str | None:
 
 
 def _lang() -> str:
-    from mintdim import get_language
-
     return get_language()
 
 
 _HINTS = {
-    "keys": ("Valid keys in {node}: {keys}", "Các key hợp lệ trong {node}: {keys}"),
-    "field": ("{key}: {help}. Example: {example}", "{key}: {help}. Ví dụ: {example}"),
-    "group": (
+    "keys": Bilingual("Valid keys in {node}: {keys}", "Các key hợp lệ trong {node}: {keys}"),
+    "field": Bilingual("{key}: {help}. Example: {example}", "{key}: {help}. Ví dụ: {example}"),
+    "group": Bilingual(
         "Valid options are listed above; add your own with --config-dir <dir> "
         "(e.g. <dir>/{group}/mine.yaml, then {group}=mine).",
         "Các lựa chọn hợp lệ được liệt kê ở trên; thêm lựa chọn riêng bằng --config-dir <dir> "
         "(ví dụ <dir>/{group}/mine.yaml, rồi {group}=mine).",
     ),
-    "syntax": (
+    "syntax": Bilingual(
         "Overrides are key=value: e.g. units=small units.sizes=[[128,256]] "
         "source.files=[./data/a.jsonl] workers=1 (see --help).",
         "Override có dạng key=value: ví dụ units=small units.sizes=[[128,256]] "
@@ -188,9 +186,11 @@ _HINTS = {
 }
 
 
-def _hint(kind: str, lang: str, **values: str) -> str:
-    en, vi = _HINTS[kind]
-    return "MintDim: " + (vi if lang == "vi" else en).format(**values)
+_TOP_LEVEL = Bilingual("the top level", "cấp ngoài cùng")
+
+
+def _hint(kind: str, lang: str, **values: object) -> str:
+    return "MintDim: " + _HINTS[kind].render(lang, **values)
 
 
 def hint_lines(error: BaseException, lang: str) -> list[str]:
@@ -225,7 +225,7 @@ def hint_lines(error: BaseException, lang: str) -> list[str]:
         )
     elif object_type is not None and schema_keys(object_type):
         parent = full_key.rpartition(".")[0] if full_key else ""
-        node = parent or ("the top level" if lang == "en" else "cấp ngoài cùng")
+        node = parent or _TOP_LEVEL
         lines.append(_hint("keys", lang, node=node, keys=", ".join(schema_keys(object_type))))
     if not lines and isinstance(error, CompactHydraException):
         lines.append(_hint("syntax", lang))

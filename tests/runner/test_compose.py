@@ -250,6 +250,15 @@ def test_unknown_key_fails_and_the_hint_lists_valid_keys(compose_cfg) -> None:
     assert hint_lines(info.value, "vi") == [f"MintDim: Các key hợp lệ trong units: {keys}"]
 
 
+def test_an_unknown_top_level_key_lists_the_top_level_keys(compose_cfg) -> None:
+    with pytest.raises(ConfigCompositionException) as info:
+        compose_cfg("bogus=1")
+    (english,) = hint_lines(info.value, "en")
+    (vietnamese,) = hint_lines(info.value, "vi")
+    assert english.startswith("MintDim: Valid keys in the top level: source, tokenizer, ")
+    assert vietnamese.startswith("MintDim: Các key hợp lệ trong cấp ngoài cùng: source, ")
+
+
 @pytest.mark.parametrize(
     ("override", "key", "cause"),
     [

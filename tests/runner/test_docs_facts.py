@@ -147,6 +147,13 @@ def test_dev_extra_installs_every_optional_extra() -> None:
         assert f"mintdim[{extra}]" in extras["dev"], f"add mintdim[{extra}] to the dev extra"
 
 
+def test_readme_extras_table_lists_every_optional_extra() -> None:
+    extras = tomllib.loads(text(REPO / "pyproject.toml"))["project"]["optional-dependencies"]
+    section = text(README).split("### Optional extras", 1)[1].split("\n#", 1)[0]
+    rows = re.findall(r"^\| `([\w-]+)` \|", section, flags=re.M)
+    assert sorted(rows) == sorted(extras), "one row per extra of pyproject.toml"
+
+
 def test_readme_sample_index_line_is_the_committed_example() -> None:
     committed = text(REPO / "outputs_examples/demo_sweep/small/build/sample_index.jsonl")
     (block,) = code_blocks(text(README), "json")

@@ -189,3 +189,22 @@ def test_examples_run(tmp_path, example, outputs) -> None:
     for out in outputs:
         assert (tmp_path / out / "manifest.json").is_file()
         assert f"{out}:" in done.stdout
+
+
+def test_every_page_the_package_cites_is_part_of_the_repository():
+    """A reader of the code (or of an installed wheel) must be able to open what it cites: a
+    ``.md`` path named in the package's source is one of the repository's pages."""
+    cited = {
+        (path.relative_to(REPO).as_posix(), page)
+        for path in (REPO / "mintdim").rglob("*.py")
+        for page in re.findall(r"[\w./-]+/[\w.-]+\.md\b", path.read_text(encoding="utf-8"))
+    }
+    assert cited
+    repo = REPO.resolve()
+
+    def inside(page: str) -> bool:
+        target = (repo / page).resolve()
+        return target.is_relative_to(repo) and target.is_file()
+
+    missing = [(source, page) for source, page in cited if not inside(page)]
+    assert not missing, missing

@@ -611,11 +611,11 @@ def test_run_rejects_bad_worker_counts(tmp_path, monkeypatch, sp_model, value, s
     err = info.value
     assert (err.option, err.value, err.rule) == ("workers", value, "positive_int")
     assert err.message("en") == (
-        "RunOptionError:\nInvalid run() option.\n\nOption:\nworkers\n\n"
+        "RunOptionError:\nInvalid option of run() or scan().\n\nOption:\nworkers\n\n"
         f"Value:\n{shown}\n\nRule:\nworkers must be a positive integer"
     )
     assert err.message("vi") == (
-        "RunOptionError:\nTùy chọn của run() không hợp lệ.\n\nTùy chọn:\nworkers\n\n"
+        "RunOptionError:\nTùy chọn của run() hoặc scan() không hợp lệ.\n\nTùy chọn:\nworkers\n\n"
         f"Giá trị:\n{shown}\n\nQuy tắc:\nworkers phải là số nguyên dương"
     )
     assert_not_written("out")

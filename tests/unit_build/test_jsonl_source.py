@@ -308,9 +308,15 @@ def test_invalid_json(cwd, sp_model, bad):
 def test_invalid_utf8(cwd, sp_model, bad, offset):
     err = _parse_error(sp_model, [{"text": "the"}, bad])
     assert (err.file, err.line, err.reason) == ("./data/a.jsonl", 2, "invalid_utf8")
-    assert err.detail == f"byte 0x{bad[offset]:02x} at byte offset {offset}"
-    assert sections(err.message("en"))["Reason"] == ["bytes are not valid UTF-8", err.detail]
-    assert sections(err.message("vi"))["Lý do"] == ["byte không phải UTF-8 hợp lệ", err.detail]
+    assert (err.byte, err.offset) == (bad[offset], offset)
+    assert sections(err.message("en"))["Reason"] == [
+        "bytes are not valid UTF-8",
+        f"byte 0x{bad[offset]:02x} at byte offset {offset}",
+    ]
+    assert sections(err.message("vi"))["Lý do"] == [
+        "byte không phải UTF-8 hợp lệ",
+        f"byte 0x{bad[offset]:02x} ở vị trí byte {offset}",
+    ]
 
 
 @pytest.mark.parametrize(

@@ -469,7 +469,8 @@ def test_a_killed_worker_is_a_worker_error_and_leaves_no_process(cwd, sp_model, 
     with pytest.raises(errors.WorkerError) as info:
         job(["./data/a.jsonl"], sp_model, sizes=[SIZES], build_batch=[2]).run(workers=2)
     err = info.value
-    assert "a worker process ended abruptly" in err.detail
+    assert err.cause == "process_ended" and "terminated abruptly" in err.detail
+    assert sections(err.message("vi"))["Vấn đề"] == ["một tiến trình worker đã kết thúc đột ngột"]
     assert sections(err.message("en"))["<sentence>"] == [
         "A worker process stopped without reporting a MintDim error."
     ]
@@ -519,7 +520,9 @@ def test_nested_output_directories_are_refused(cwd, sp_model):
         ).run(workers=1)
     err = info.value
     assert (err.directory, err.problem) == ("./o1/unit_8", "nested")
-    assert err.detail == "./o1/unit_8 is inside ./o1"
+    assert (err.cause, err.other) == ("inside", "./o1")
+    assert sections(err.message("en"))["Reason"] == ["./o1/unit_8 is inside ./o1"]
+    assert sections(err.message("vi"))["Lý do"] == ["./o1/unit_8 nằm bên trong ./o1"]
     assert not Path("o1").exists()
 
 

@@ -6,6 +6,7 @@ import orjson
 import pytest
 
 from mintdim import OutputValidationError, pipeline
+from tests.unit_build.helpers import sections
 
 
 def test_output_under_a_regular_file_is_cannot_create(tmp_path, sp_model):
@@ -24,7 +25,9 @@ def test_output_under_a_regular_file_is_cannot_create(tmp_path, sp_model):
         job.run(workers=1, progress=False)
     err = caught.value
     assert (err.directory, err.problem) == (str(blocker / "out"), "cannot_create")
-    assert err.detail == f"{blocker} is a file, not a directory"
+    assert (err.cause, err.other) == ("parent_is_file", str(blocker))
+    assert sections(err.message("en"))["Reason"] == [f"{blocker} is a file, not a directory"]
+    assert sections(err.message("vi"))["Lý do"] == [f"{blocker} là file, không phải thư mục"]
     assert "Output directory could not be created." in err.message("en")
     assert err.message("vi").splitlines()[0] == "OutputValidationError:"
     assert blocker.read_text() == "a file, not a directory"

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from mintdim import open_build
-from tests.conftest import corpora_file
+from tests.conftest import corpora_file, training_text
 from tests.unit_build.helpers import (
     file_sha256,
     job,
@@ -112,3 +112,46 @@ def test_an_empty_build_is_an_empty_sequence(cwd, sp_model):
     assert read_json("out/manifest.json")["unit_indexes"] == []
     with pytest.raises(IndexError):
         build[0]
+
+
+@pytest.fixture
+def sp_built(cwd: Path, sp_model: Path) -> tuple[Path, list[list[int]]]:
+    """40 samples through a SentencePiece model, several shards per unit, and each sample's ids
+    from the library itself."""
+    texts = training_text(40, seed=9)
+    write_jsonl("data/a.jsonl", [{"text": t} for t in texts])
+    job(["./data/a.jsonl"], sp_model, sizes=[[8, 16, 32, 64]], samples_per_shard=[3]).run(
+        workers=1, progress=False
+    )
+    encode = reference_encoder(sp_model)
+    return cwd / "out", [encode(t) for t in texts]
+
+
+@pytest.mark.parametrize(
+    "part",
+    [
+        slice(0, 2),
+        slice(None),
+        slice(5, None, 3),
+        slice(-4, None),
+        slice(None, None, -1),
+        slice(30, 2, -7),
+        slice(10, 10),
+        slice(100, 200),
+        slice(np.int64(1), np.int64(6), np.int64(2)),
+    ],
+)
+def test_a_slice_of_the_build_is_the_list_of_those_samples_tokens(sp_built, part):
+    out, expected = sp_built
+    build = open_build(out)
+    got = build[part]
+    assert isinstance(got, list)
+    assert [tokens.tolist() for tokens in got] == expected[part]
+    assert all(not tokens.flags.owndata and not tokens.flags.writeable for tokens in got)
+
+
+@pytest.mark.parametrize("bad", [1.0, "0", None, (0, 1), [0, 1]])
+def test_a_sample_id_that_is_neither_an_integer_nor_a_slice_is_a_type_error(sp_built, bad):
+    build = open_build(sp_built[0])
+    with pytest.raises(TypeError, match="integers or slices"):
+        build[bad]

@@ -145,7 +145,7 @@ def test_bad_options_are_named(kwargs, key):
 def test_bad_counts_are_named():
     with pytest.raises(UnitValidationError) as caught:
         plan_units(np.array([1.5, 2.0]), 2)
-    assert caught.value.key == "token_counts"
+    assert caught.value.key == "counts"
     with pytest.raises(UnitValidationError):
         plan_units(np.array([3, -1]), 2)
 

@@ -23,6 +23,7 @@ from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 import mintdim
 from mintdim import errors, pipeline
 from mintdim.build.tokenizer.validate import check_vocab
+from mintdim.shared.lang import get_language
 from tests.conftest import corpora_file, training_text
 from tests.unit_build.helpers import (
     assert_not_written,
@@ -751,7 +752,7 @@ def test_sentencepiece_without_pad(cwd, sp_nopad):
     assert (err.token, err.path, err.looked_for) == (
         "pad_id",
         str(sp_nopad),
-        "sp.pad_id() returned -1",
+        ["sp.pad_id() = -1"],
     )
     block(
         err,
@@ -772,7 +773,7 @@ def test_sentencepiece_without_pad(cwd, sp_nopad):
 @pytest.mark.parametrize(
     ("name", "token", "looked_for"),
     [
-        ("mistral-7b-v0.1.tokenizer.model", "pad_id", "sp.pad_id() returned -1"),
+        ("mistral-7b-v0.1.tokenizer.model", "pad_id", ["sp.pad_id() = -1"]),
         ("phi-2.tokenizer.json", "unk_id", None),
         ("phi-3-mini.tokenizer.json", "pad_id", None),
     ],
@@ -800,7 +801,12 @@ def test_hf_tokenizer_without_pad(cwd):
     path = _tiny_hf(cwd / "nopad.json", ["[UNK]"], "[UNK]")
     err = fails(job(["./data/a.jsonl"], "./nopad.json"), errors.TokenizerSpecialTokenError)
     assert (err.token, err.path) == ("pad_id", "./nopad.json")
-    assert "[PAD]" in err.looked_for and "<pad>" in err.looked_for
+    assert err.looked_for == ["padding.pad_id", "token [PAD]", "token <pad>"]
+    assert sections(err.message("vi"))["Đã tìm, theo thứ tự"] == [
+        "- padding.pad_id",
+        "- token [PAD]",
+        "- token <pad>",
+    ]
     assert path.is_file()
 
 
@@ -1093,7 +1099,8 @@ def test_source_declaration_shapes(cwd, sp_model, kwargs, key, problem, got):
 def test_output_dir_that_is_not_a_path(cwd, sp_model, out, shown, detail):
     files = THREE[: len(out)] if isinstance(out, list) else ["./data/a.jsonl"]
     err = fails(job(files, sp_model, out=out), errors.OutputValidationError)
-    assert (err.problem, err.directory, err.detail) == ("not_a_path", shown, detail)
+    assert (err.problem, err.directory, err.cause) == ("not_a_path", shown, "not_a_path")
+    assert sections(err.message("en"))["Reason"] == [detail]
     assert sections(err.message("en"))["<sentence>"] == ["Output directory must be a path string."]
     assert sections(err.message("vi"))["<sentence>"] == [
         "Thư mục output phải là đường dẫn dạng string."
@@ -1284,7 +1291,7 @@ def test_str_follows_set_language(cwd):
     err = _real_error()
     assert str(err) == err.message("en")
     mintdim.set_language("vi")
-    assert mintdim.get_language() == "vi"
+    assert get_language() == "vi"
     assert str(err) == err.message("vi")
     assert str(_real_error()).startswith("PipelineValidationError:\nPipeline chưa được")
     mintdim.set_language("en")

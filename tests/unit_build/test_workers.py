@@ -308,3 +308,23 @@ def test_a_short_result_crosses_the_pipe_and_a_long_one_a_spool_file(tmp_path, m
         received.append(workers._result(future))
     assert received == [short, long]
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("call", ["run", "scan"])
+def test_no_worker_count_means_every_core_this_process_may_run_on(cwd, sp_model, monkeypatch, call):
+    """``workers=None`` runs one process per core of this process's affinity mask; the build
+    resolves that once, in ``run()`` and ``scan()``, and hands the executor a count."""
+    from mintdim.build import runtime
+    from tests.unit_build.helpers import job, write_jsonl
+
+    asked: list[object] = []
+    real = runtime.encode_in_order
+
+    def counting(work, items, workers):
+        asked.append(workers)
+        return real(work, items, 1)  # the work itself in this process: only the count matters
+
+    monkeypatch.setattr(runtime, "encode_in_order", counting)
+    write_jsonl("a.jsonl", [{"text": t} for t in training_text(12, seed=2)])
+    getattr(job(["./a.jsonl"], sp_model), call)(workers=None, progress=False)
+    assert asked and set(asked) == {len(os.sched_getaffinity(0))}

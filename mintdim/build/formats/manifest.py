@@ -18,8 +18,9 @@ from mintdim.build.formats.shards import ShardRecord
 from mintdim.build.segments import sequence_template
 from mintdim.build.source.jsonl import InputFingerprint
 from mintdim.shared.durable import json_bytes
+from mintdim.shared.types import ENCODE_MODES, EncodeMode
 
-__all__ = ["FILENAME", "FORMAT_VERSION", "SEAL", "manifest", "seal_holds"]
+__all__ = ["FILENAME", "FORMAT_VERSION", "SEAL", "manifest", "recorded_encode", "seal_holds"]
 
 FILENAME = "manifest.json"
 FORMAT_VERSION = 2
@@ -64,6 +65,22 @@ def seal_holds(content: dict) -> bool:
     return content.get(SEAL) == _digest(rest)
 
 
+def recorded_encode(content: dict) -> EncodeMode | None:
+    """The tokenizer key ``encode`` a build was made with: None when it was not given (the build
+    stores no segment spans), else ``"whole"`` or ``"segments"`` (spans stored).
+
+    Builds by MintDim 0.1.0 before the key recorded the declaration wrote ``"whole"`` for a build
+    without it; their ``segment_spans.stored`` false says so, and they read as None. An ``encode``
+    that contradicts ``segment_spans.stored`` raises ``ValueError("tokenizer.encode")``.
+    """
+    encode, stored = content["tokenizer"]["encode"], content["segment_spans"]["stored"]
+    if encode == "whole" and stored is False:
+        return None
+    if encode not in (None, *ENCODE_MODES) or (encode is not None) is not stored:
+        raise ValueError("tokenizer.encode")
+    return encode
+
+
 def _digest(content: dict) -> str:
     return hashlib.sha256(json_bytes(content)).hexdigest()
 
@@ -98,7 +115,7 @@ def _content(
             "pad_fallback": spec.pad_fallback,
             "unk_fallback": spec.unk_fallback,
             "unk_tier": "off" if info.unk_id is None else "on",
-            "encode": spec.encode or "whole",
+            "encode": spec.encode,
             "append_eos": spec.append_eos,
             "add_special_tokens": False,
             "padding_and_truncation": "disabled on the loaded tokenizer; every encoding is exact",

@@ -268,9 +268,12 @@ def _parse_error(
     try:
         line.decode("utf-8")
     except UnicodeDecodeError as bad:
-        detail = f"byte 0x{line[bad.start]:02x} at byte offset {bad.start}"
         return SourceParseError(
-            file=plan.path, line=line_number, reason="invalid_utf8", detail=detail
+            file=plan.path,
+            line=line_number,
+            reason="invalid_utf8",
+            byte=line[bad.start],
+            offset=bad.start,
         )
     return SourceParseError(
         file=plan.path, line=line_number, reason="invalid_json", detail=str(err)

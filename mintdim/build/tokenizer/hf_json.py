@@ -50,10 +50,9 @@ class HFJsonEncoder:
             pad=self._pad(),
             eos=self._eos(),
             looked_for={
-                "unk_id": f"model unk_token / unk_id, then tokens {' and '.join(_UNK_TOKENS)}",
-                "pad_id": f"padding.pad_id, then tokens {' and '.join(_PAD_TOKENS)}",
-                "eos_id": "the post-processor's closing special token, then special tokens "
-                + " and ".join(_EOS_TOKENS),
+                "unk_id": ["model.unk_token", "model.unk_id", *(f"token {t}" for t in _UNK_TOKENS)],
+                "pad_id": ["padding.pad_id", *(f"token {t}" for t in _PAD_TOKENS)],
+                "eos_id": ["post_processor", *(f"special token {t}" for t in _EOS_TOKENS)],
             },
             token_id=self._tok.token_to_id,
         )

@@ -43,7 +43,7 @@ class SentencePieceEncoder:
             pad=self._found("pad_id", self._sp.pad_id()),
             eos=self._found("eos_id", self._sp.eos_id()),
             looked_for={
-                name: f"sp.{name}() returned {value}"
+                name: [f"sp.{name}() = {value}"]
                 for name, value in (
                     ("unk_id", self._sp.unk_id()),
                     ("pad_id", self._sp.pad_id()),

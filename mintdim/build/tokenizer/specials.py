@@ -38,7 +38,7 @@ def resolve_specials(
     unk: Found,
     pad: Found,
     eos: Found,
-    looked_for: dict[str, str],
+    looked_for: dict[str, list[str]],
     token_id: Callable[[str], int | None],
 ) -> SpecialIds:
     """Apply the spec's fallbacks to what the library exposes; raise when nothing is left."""

@@ -51,10 +51,10 @@ def plan_units(
     size above it; the samples longer than the largest allowed size are listed in
     ``too_long`` and left out of every figure. ``cost``: ``"tokens"`` or ``"attention"``.
     """
-    plan_options(count, align, max_size, cost, unit_cost)
-    problem = _Problem(token_counts(counts), align, max_size, cost)
-    cuts = problem.layers(count, unit_cost)
-    return problem.plan(_path(cuts, len(cuts) + 1, problem.candidates.size), count, unit_cost)
+    o = plan_options(count, align, max_size, cost, unit_cost)
+    problem = _Problem(token_counts(counts), o.align, o.max_size, o.cost)
+    cuts = problem.layers(o.count, o.unit_cost)
+    return problem.plan(_path(cuts, len(cuts) + 1, problem.candidates.size), o.count, o.unit_cost)
 
 
 def plans_up_to(
@@ -69,8 +69,9 @@ def plans_up_to(
 
     Fewer plans come back when there are fewer than ``most`` candidate sizes.
     """
-    plan_options(most, align, max_size, cost, None)
-    problem = _Problem(token_counts(counts), align, max_size, cost)
+    o = plan_options(most, align, max_size, cost, None)
+    most = o.count
+    problem = _Problem(token_counts(counts), o.align, o.max_size, o.cost)
     cuts = problem.layers(most, None)
     m = problem.candidates.size
     return tuple(problem.plan(_path(cuts, k, m), k, None) for k in range(1, min(most, m) + 1))

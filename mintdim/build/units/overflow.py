@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mintdim.errors import MintDimError, UnitOverflowError, format_location
+from mintdim.errors import MintDimError, UnitOverflowError
+from mintdim.errors.base import format_location
 
 __all__ = ["SHOWN", "OverflowTally"]
 

@@ -11,6 +11,7 @@ import numpy as np
 from mintdim.build.contracts import AutoUnits
 from mintdim.build.rules import is_positive_int, per_file
 from mintdim.errors import UnitMappingError, UnitPlanError, UnitValidationError
+from mintdim.options import OptionCheck, is_int, is_number
 
 __all__ = [
     "AUTO_COUNT",
@@ -71,11 +72,9 @@ def build_batches(build_batch: object, file_count: int) -> list[int]:
     return batches
 
 
-def _positive_int(
-    value: object, key: str, error: type[UnitValidationError] = UnitValidationError
-) -> None:
+def _positive_int(value: object, key: str) -> None:
     if not is_positive_int(value):
-        raise error(key=key, value=value, rule="positive_int")
+        raise UnitValidationError(key=key, value=value, rule="positive_int")
 
 
 def plan_options(
@@ -85,34 +84,43 @@ def plan_options(
     cost: object,
     unit_cost: object,
     prefix: str = "",
-) -> None:
-    """Check the planner's options; ``prefix`` names where they were given (``units.``)."""
+) -> AutoUnits:
+    """The planner's options, checked, as plain Python values (numpy integers are integers);
+    ``prefix`` names where they were given (``units.``)."""
+    check = OptionCheck(
+        lambda option, value, rule: UnitPlanError(key=prefix + option, value=value, rule=rule)
+    )
     if count is None:
-        if isinstance(unit_cost, bool) or not isinstance(unit_cost, int | float):
-            raise UnitPlanError(key=f"{prefix}unit_cost", value=unit_cost, rule="count_or_cost")
-        if not 0 <= unit_cost < float("inf"):
+        if isinstance(unit_cost, bool | np.bool_) or not is_number(unit_cost):
+            # A number that is not finite (nan, inf) breaks the rule below, anything else this.
+            real = isinstance(unit_cost, float | np.floating)
+            rule = "non_negative" if real else "count_or_cost"
+            raise UnitPlanError(key=f"{prefix}unit_cost", value=unit_cost, rule=rule)
+        if unit_cost < 0:
             raise UnitPlanError(key=f"{prefix}unit_cost", value=unit_cost, rule="non_negative")
+        unit_cost = int(unit_cost) if is_int(unit_cost) else float(unit_cost)
     else:
-        _positive_int(count, f"{prefix}count", UnitPlanError)
+        count = check.integer("count", count, "positive_int")
         if unit_cost is not None:
             raise UnitPlanError(key=f"{prefix}unit_cost", value=unit_cost, rule="count_or_cost")
-    _positive_int(align, f"{prefix}align", UnitPlanError)
-    if max_size is not None:
-        _positive_int(max_size, f"{prefix}max_size", UnitPlanError)
-        if max_size < align:
-            raise UnitPlanError(key=f"{prefix}max_size", value=max_size, rule="below_align")
-    if cost not in COSTS:
+    align = check.integer("align", align, "positive_int")
+    max_size = check.integer("max_size", max_size, "positive_int", optional=True)
+    if max_size is not None and max_size < align:
+        raise UnitPlanError(key=f"{prefix}max_size", value=max_size, rule="below_align")
+    if not isinstance(cost, str) or cost not in COSTS:
         raise UnitPlanError(key=f"{prefix}cost", value=cost, rule="cost")
+    return AutoUnits(count, align, max_size, cost, unit_cost)
 
 
 def token_counts(counts: object) -> np.ndarray:
     """Check the counts handed to the planner: a 1-D array of integers >= 0, as int64."""
     array = np.asarray(counts)
     if array.ndim != 1 or not (array.dtype.kind in "iu" or array.size == 0):
-        shown = f"array of shape {array.shape} and dtype {array.dtype}"
-        raise UnitPlanError(key="token_counts", value=shown, rule="counts")
+        # A description without words, so that it reads the same in every language.
+        shown = f"ndarray shape={array.shape} dtype={array.dtype}"
+        raise UnitPlanError(key="counts", value=shown, rule="counts")
     if array.size and array.min() < 0:
-        raise UnitPlanError(key="token_counts", value=int(array.min()), rule="counts")
+        raise UnitPlanError(key="counts", value=int(array.min()), rule="counts")
     return array.astype(np.int64, copy=False)
 
 
@@ -127,12 +135,11 @@ def auto_units(sizes: object, options: object) -> AutoUnits | None:
             key = next(iter(given))
             raise UnitPlanError(key=f"units.{key}", value=given[key], rule="auto_only")
         return None
-    auto = AutoUnits(
-        count=given.get("count", None if "unit_cost" in given else AUTO_COUNT),
-        align=given.get("align", 1),
-        max_size=given.get("max_size"),
-        cost=given.get("cost", "tokens"),
-        unit_cost=given.get("unit_cost"),
+    return plan_options(
+        given.get("count", None if "unit_cost" in given else AUTO_COUNT),
+        given.get("align", 1),
+        given.get("max_size"),
+        given.get("cost", "tokens"),
+        given.get("unit_cost"),
+        "units.",
     )
-    plan_options(auto.count, auto.align, auto.max_size, auto.cost, auto.unit_cost, "units.")
-    return auto

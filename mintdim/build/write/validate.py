@@ -36,7 +36,9 @@ def _not_a_path(key: str, value: object) -> OutputValidationError:
     return OutputValidationError(
         directory=repr(value),
         problem="not_a_path",
-        detail=f"{key} is {type(value).__name__}, not a path string",
+        cause="not_a_path",
+        other=key,
+        kind=type(value).__name__,
     )
 
 
@@ -81,7 +83,7 @@ def _check_not_nested(dirs: dict[str, str]) -> None:
         for outer_key, outer in dirs.items():
             if inner_key != outer_key and Path(inner_key).is_relative_to(outer_key):
                 raise OutputValidationError(
-                    directory=inner, problem="nested", detail=f"{inner} is inside {outer}"
+                    directory=inner, problem="nested", cause="inside", other=outer
                 )
 
 
@@ -120,9 +122,11 @@ def _check_creatable(path: str, absolute: Path) -> None:
     while not ancestor.exists():
         ancestor = ancestor.parent
     if not ancestor.is_dir():
-        detail = f"{ancestor} is a file, not a directory"
+        cause = "parent_is_file"
     elif not os.access(ancestor, os.W_OK | os.X_OK):
-        detail = f"no permission to create directories in {ancestor}"
+        cause = "no_permission"
     else:
         return
-    raise OutputValidationError(directory=path, problem="cannot_create", detail=detail)
+    raise OutputValidationError(
+        directory=path, problem="cannot_create", cause=cause, other=str(ancestor)
+    )

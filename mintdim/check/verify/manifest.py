@@ -102,6 +102,7 @@ def _build(root: Path, content: dict) -> Build:
     overflows = _read_jsonl(root / overflow_index.FILENAME)
     units, layout = content["units"], content["segment_spans"]
     int(content["source"]["max_line_bytes"])  # a deep verify reads lines with this limit
+    manifest.recorded_encode(content)  # tokenizer.encode agrees with segment_spans.stored
     return Build(
         root=root,
         content=content,
