@@ -15,7 +15,6 @@ import multiprocessing
 import os
 import random
 import sys
-import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from tokenizers import Tokenizer
 from mintdim import pipeline
 from mintdim.errors import MintDimError
 from mintdim.read.reader import UnitBuild, open_build
+from tests.waiting import children, wait_for
 
 __all__ = [
     "OUTPUT_FILES",
@@ -309,31 +309,23 @@ def assert_not_written(*paths: str | os.PathLike[str]) -> None:
 
 def os_children() -> list[int]:
     """Pids of this process's live (or unreaped) child processes, from /proc (Linux)."""
-    pids: list[int] = []
-    for task in Path("/proc/self/task").glob("*"):
-        try:
-            pids += [int(pid) for pid in (task / "children").read_text().split()]
-        except OSError:
-            continue
-    return pids
+    return children(os.getpid())
 
 
-def assert_no_worker_left(timeout: float = 2.0) -> None:
+def assert_no_worker_left() -> None:
     """No child process survives the build: neither for the OS nor for multiprocessing.
 
-    Right after a failed parallel build ``multiprocessing.active_children()`` may list, for a few
-    milliseconds, a worker that the pool's own thread has already reaped (two threads wait on the
-    same pid); so both views are polled until ``timeout``.
+    The build ends and joins its workers before it returns or raises, but right after a failed
+    parallel build ``multiprocessing.active_children()`` may still list a worker that the pool's
+    own thread reaped (two threads wait on the same pid) until that thread records it: so both
+    views are watched until they are empty.
     """
-    deadline = time.monotonic() + timeout
-    while True:
-        left = multiprocessing.active_children()
+
+    def none_left() -> bool:
         pids = os_children() if sys.platform == "linux" else []
-        if not left and not pids:
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError(f"processes left behind: {left} / pids {pids}")
-        time.sleep(0.02)
+        return not multiprocessing.active_children() and not pids
+
+    wait_for(none_left, "every worker process ended and was reaped (none left behind)")
 
 
 def unit_for(token_count: int, sizes: Sequence[int]) -> int:
