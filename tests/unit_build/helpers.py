@@ -15,6 +15,7 @@ import multiprocessing
 import os
 import random
 import sys
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
@@ -38,6 +39,7 @@ __all__ = [
     "expected_from_rows",
     "file_sha256",
     "flipped_bytes",
+    "hold_after",
     "job",
     "os_children",
     "read_json",
@@ -305,6 +307,26 @@ def assert_not_written(*paths: str | os.PathLike[str]) -> None:
     """Nothing exists at any of ``paths``."""
     for path in paths:
         assert not Path(path).exists(), f"{path} was written although validation failed"
+
+
+def hold_after(pieces: int, held: str | os.PathLike[str]) -> None:
+    """Make the builds of this process stop mid-way, for a test that kills it: once ``pieces``
+    pieces came back from the executor (local or Ray; their fragments are staged), touch
+    ``held`` and wait there until the process is killed. For a build script run as a child
+    process: the kill then lands mid-build however fast or busy the machine is."""
+    from mintdim.build import runtime
+
+    encode = runtime._encode
+
+    def holding(work, items, options):
+        for number, result in enumerate(encode(work, items, options), start=1):
+            yield result
+            if number == pieces:
+                Path(held).touch()
+                while True:  # only the test's kill ends this
+                    time.sleep(3600)
+
+    runtime._encode = holding
 
 
 def os_children() -> list[int]:
