@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -48,6 +49,7 @@ __all__ = [
     "sections",
     "sp_no_newline",
     "sp_nopad",
+    "StallOnPiece",
     "train_sp",
     "tree_bytes",
     "tree_bytes_but_inputs",
@@ -327,6 +329,34 @@ def hold_after(pieces: int, held: str | os.PathLike[str]) -> None:
                     time.sleep(3600)
 
     runtime._encode = holding
+
+
+class StallOnPiece:
+    """A build's work (a ``PieceEncoder``) that stalls on piece ``number``, for a test that kills
+    the process working on it: the first process to reach the piece writes its pid to
+    ``stalled`` (an absolute path) and waits there until it is killed; any later attempt (a
+    retry) runs the piece. Picklable, so Ray actors get it (they import this module)."""
+
+    def __init__(self, work: Callable[[Any], Any], number: int, stalled: Path) -> None:
+        self.work, self.number, self.stalled = work, number, stalled
+
+    def __call__(self, piece: Any) -> Any:
+        if piece.number == self.number and self._first():
+            while True:  # only the test's kill ends this
+                time.sleep(3600)
+        return self.work(piece)
+
+    def _first(self) -> bool:
+        """Write this process's pid to ``stalled`` unless it exists: whole, and only once."""
+        draft = self.stalled.with_name(f"{self.stalled.name}.{os.getpid()}")
+        draft.write_text(str(os.getpid()))
+        try:
+            os.link(draft, self.stalled)
+        except FileExistsError:
+            return False
+        finally:
+            draft.unlink()
+        return True
 
 
 def os_children() -> list[int]:
