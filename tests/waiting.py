@@ -22,7 +22,9 @@ import pytest
 __all__ = ["SAFETY_NET", "children", "wait_for", "wait_for_exit"]
 
 SAFETY_NET = 300.0
-"""Seconds before a wait for an event that must come fails instead (see the module docstring)."""
+"""Seconds before a wait for an event that must come fails instead (see the module docstring);
+also the timeout of each subprocess a test runs to its end (a CLI run, a script, ``ray start``),
+which takes seconds on an idle machine."""
 
 _POLL = 0.01
 """Seconds between two looks at a condition: how soon the test sees its event, nothing more."""

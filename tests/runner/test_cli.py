@@ -13,7 +13,7 @@ import pytest
 
 from mintdim.errors import UnitOverflowError
 from mintdim.runner.demo import DEMO_DIR
-from tests.waiting import wait_for
+from tests.waiting import SAFETY_NET, wait_for
 
 from .conftest import REPO, cli_env, run_cli
 
@@ -326,7 +326,6 @@ def test_parallel_sweep_with_joblib_summarises_a_failed_job(tmp_path) -> None:
         "workers=1",
         f"hydra.sweep.dir={sweep}",
         cwd=tmp_path,
-        timeout=240,
     )
     assert done.returncode == 1
     assert "Joblib.Parallel" in done.stdout  # really the joblib launcher
@@ -371,7 +370,7 @@ def test_shell_completion_with_the_console_script(tmp_path) -> None:
         pytest.skip("mintdim-run is not installed in this environment (make test installs it)")
     install = subprocess.run(
         [str(script), "-sc", "install=bash"],
-        cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=60, check=False,
+        cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=SAFETY_NET, check=False,
     )  # fmt: skip
     assert install.returncode == 0, install.stderr
     assert "complete -o nospace -o default -F hydra_bash_completion mintdim-run" in install.stdout
@@ -380,7 +379,7 @@ def test_shell_completion_with_the_console_script(tmp_path) -> None:
             [str(script), "-sc", "query=bash"],
             cwd=tmp_path,
             env=cli_env(COMP_LINE=line, COMP_POINT=str(len(line))),
-            capture_output=True, text=True, timeout=60, check=False,
+            capture_output=True, text=True, timeout=SAFETY_NET, check=False,
         )  # fmt: skip
         assert query.returncode == 0, query.stderr
         assert expected in query.stdout.split()
