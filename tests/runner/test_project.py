@@ -161,12 +161,13 @@ def test_ci_runs_exactly_the_readme_test_command_and_it_lints_first() -> None:
     makefile = (REPO / "Makefile").read_text()
     assert re.search(
         r"^test: \$\(STAMP\)\n\t\$\(BIN\)/ruff check \.\n\t\$\(BIN\)/ruff format --check \.\n"
-        r"\t\$\(BIN\)/python -m pytest\b",
+        r"\t\$\(BIN\)/lint-imports\n\t\$\(BIN\)/python -m pytest\b",
         makefile,
         re.M,
     )
     assert re.search(
-        r"^lint: \$\(STAMP\)\n\t\$\(BIN\)/ruff check \.\n\t\$\(BIN\)/ruff format --check \.$",
+        r"^lint: \$\(STAMP\)\n\t\$\(BIN\)/ruff check \.\n\t\$\(BIN\)/ruff format --check \.\n"
+        r"\t\$\(BIN\)/lint-imports$",
         makefile,
         re.M,
     )
