@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.unit_build.helpers import write_word_level
+from tests.waiting import SAFETY_NET
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -56,7 +57,7 @@ def run_build(
         capture_output=True,
         text=True,
         encoding="utf-8",
-        timeout=120,
+        timeout=SAFETY_NET,
         check=False,
     )
     assert done.returncode == 0, done.stderr

@@ -13,6 +13,7 @@ from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig
 
 from mintdim.runner import config_dir, register_configs, register_resolvers
+from tests.waiting import SAFETY_NET
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -47,7 +48,7 @@ def cli_env(**extra: str) -> dict[str, str]:
 
 
 def run_cli(
-    *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120
+    *args: str, cwd: Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """``python -m mintdim.run <args>`` in ``cwd``; returns the finished process."""
     return subprocess.run(
@@ -56,6 +57,6 @@ def run_cli(
         env=env or cli_env(),
         capture_output=True,
         text=True,
-        timeout=timeout,
+        timeout=SAFETY_NET,
         check=False,
     )

@@ -7,13 +7,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from mintdim.errors import UnitOverflowError
 from mintdim.runner.demo import DEMO_DIR
+from tests.waiting import SAFETY_NET, wait_for
 
 from .conftest import REPO, cli_env, run_cli
 
@@ -244,7 +244,8 @@ from mintdim.build.batch import BatchEncoder
 
 def stall(self, raw):  # the build has begun: stop here until the test's signal arrives
     Path("stalled").touch()
-    time.sleep(120)
+    while True:  # however long that takes: only the signal ends this
+        time.sleep(3600)
 
 BatchEncoder.__call__ = stall
 from mintdim.runner.app import main
@@ -268,12 +269,9 @@ def test_an_interrupted_build_exits_130_and_ends_the_sweep(tmp_path, signal_name
         text=True,
     )
     try:
-        deadline = time.monotonic() + 60
-        while not (tmp_path / "stalled").exists() and time.monotonic() < deadline:
-            assert process.poll() is None, process.communicate()[1]
-            time.sleep(0.02)
+        wait_for((tmp_path / "stalled").exists, "the build began and stalled", process)
         process.send_signal(getattr(signal, signal_name))
-        _, stderr = process.communicate(timeout=60)
+        _, stderr = process.communicate()
     finally:
         if process.poll() is None:
             process.kill()
@@ -328,7 +326,6 @@ def test_parallel_sweep_with_joblib_summarises_a_failed_job(tmp_path) -> None:
         "workers=1",
         f"hydra.sweep.dir={sweep}",
         cwd=tmp_path,
-        timeout=240,
     )
     assert done.returncode == 1
     assert "Joblib.Parallel" in done.stdout  # really the joblib launcher
@@ -373,7 +370,7 @@ def test_shell_completion_with_the_console_script(tmp_path) -> None:
         pytest.skip("mintdim-run is not installed in this environment (make test installs it)")
     install = subprocess.run(
         [str(script), "-sc", "install=bash"],
-        cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=60, check=False,
+        cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=SAFETY_NET, check=False,
     )  # fmt: skip
     assert install.returncode == 0, install.stderr
     assert "complete -o nospace -o default -F hydra_bash_completion mintdim-run" in install.stdout
@@ -382,7 +379,7 @@ def test_shell_completion_with_the_console_script(tmp_path) -> None:
             [str(script), "-sc", "query=bash"],
             cwd=tmp_path,
             env=cli_env(COMP_LINE=line, COMP_POINT=str(len(line))),
-            capture_output=True, text=True, timeout=60, check=False,
+            capture_output=True, text=True, timeout=SAFETY_NET, check=False,
         )  # fmt: skip
         assert query.returncode == 0, query.stderr
         assert expected in query.stdout.split()

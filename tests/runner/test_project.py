@@ -14,20 +14,21 @@ import sentencepiece as spm
 from tokenizers import Tokenizer
 
 from mintdim.runner.demo import DEMO_DIR
+from tests.waiting import SAFETY_NET
 
 from .conftest import REPO, cli_env
 
 README = REPO / "README.md"
 
 
-def script(name: str, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+def script(name: str, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, str(REPO / "scripts" / name), *args],
         cwd=REPO,
         env=cli_env(),
         capture_output=True,
         text=True,
-        timeout=timeout,
+        timeout=SAFETY_NET,
         check=False,
     )
 
@@ -108,7 +109,7 @@ def test_the_wheel_ships_conf_and_demo_and_runs_from_elsewhere(tmp_path) -> None
     built = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", str(REPO), "--no-deps", "--no-build-isolation",
          "--quiet", "-w", str(dist)],
-        capture_output=True, text=True, timeout=300, check=False,
+        capture_output=True, text=True, timeout=SAFETY_NET, check=False,
     )  # fmt: skip
     assert built.returncode == 0, built.stderr
     (wheel,) = dist.glob("mintdim-*.whl")
@@ -130,13 +131,13 @@ def test_the_wheel_ships_conf_and_demo_and_runs_from_elsewhere(tmp_path) -> None
     env = dict(cli_env(), PYTHONPATH=str(tmp_path / "site"))
     info = subprocess.run(
         [sys.executable, "-m", "mintdim.run", "--info", "searchpath"],
-        cwd=elsewhere, env=env, capture_output=True, text=True, timeout=120, check=False,
+        cwd=elsewhere, env=env, capture_output=True, text=True, timeout=SAFETY_NET, check=False,
     )  # fmt: skip
     assert info.returncode == 0, info.stderr
     assert f"file://{tmp_path / 'site' / 'mintdim' / 'conf'}" in info.stdout
     run = subprocess.run(
         [sys.executable, "-m", "mintdim.run", "units=large", "workers=1"],
-        cwd=elsewhere, env=env, capture_output=True, text=True, timeout=120, check=False,
+        cwd=elsewhere, env=env, capture_output=True, text=True, timeout=SAFETY_NET, check=False,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
     (manifest,) = elsewhere.glob("outputs/*/*/build/manifest.json")
@@ -145,7 +146,7 @@ def test_the_wheel_ships_conf_and_demo_and_runs_from_elsewhere(tmp_path) -> None
     # click's own messages come in Vietnamese from the wheel's catalogue too.
     usage = subprocess.run(
         [sys.executable, "-m", "mintdim.cli", "--lang", "vi", "verify"],
-        cwd=elsewhere, env=env, capture_output=True, text=True, timeout=120, check=False,
+        cwd=elsewhere, env=env, capture_output=True, text=True, timeout=SAFETY_NET, check=False,
     )  # fmt: skip
     assert usage.returncode == 2
     assert "Lỗi: Thiếu đối số 'DIRECTORY'." in usage.stderr
@@ -183,7 +184,7 @@ def test_ci_runs_exactly_the_readme_test_command_and_it_lints_first() -> None:
 def test_examples_run(tmp_path, example, outputs) -> None:
     done = subprocess.run(
         [sys.executable, str(REPO / "examples" / example), "out"],
-        cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=120, check=False,
+        cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=SAFETY_NET, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     for out in outputs:

@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -27,6 +28,7 @@ from tokenizers import Tokenizer
 from mintdim import pipeline
 from mintdim.errors import MintDimError
 from mintdim.read.reader import UnitBuild, open_build
+from tests.waiting import children, wait_for
 
 __all__ = [
     "OUTPUT_FILES",
@@ -38,6 +40,7 @@ __all__ = [
     "expected_from_rows",
     "file_sha256",
     "flipped_bytes",
+    "hold_after",
     "job",
     "os_children",
     "read_json",
@@ -46,6 +49,7 @@ __all__ = [
     "sections",
     "sp_no_newline",
     "sp_nopad",
+    "StallOnPiece",
     "train_sp",
     "tree_bytes",
     "tree_bytes_but_inputs",
@@ -307,33 +311,73 @@ def assert_not_written(*paths: str | os.PathLike[str]) -> None:
         assert not Path(path).exists(), f"{path} was written although validation failed"
 
 
+def hold_after(pieces: int, held: str | os.PathLike[str]) -> None:
+    """Make the builds of this process stop mid-way, for a test that kills it: once ``pieces``
+    pieces came back from the executor (local or Ray; their fragments are staged), touch
+    ``held`` and wait there until the process is killed. For a build script run as a child
+    process: the kill then lands mid-build however fast or busy the machine is."""
+    from mintdim.build import runtime
+
+    encode = runtime._encode
+
+    def holding(work, items, options):
+        for number, result in enumerate(encode(work, items, options), start=1):
+            yield result
+            if number == pieces:
+                Path(held).touch()
+                while True:  # only the test's kill ends this
+                    time.sleep(3600)
+
+    runtime._encode = holding
+
+
+class StallOnPiece:
+    """A build's work (a ``PieceEncoder``) that stalls on piece ``number``, for a test that kills
+    the process working on it: the first process to reach the piece writes its pid to
+    ``stalled`` (an absolute path) and waits there until it is killed; any later attempt (a
+    retry) runs the piece. Picklable, so Ray actors get it (they import this module)."""
+
+    def __init__(self, work: Callable[[Any], Any], number: int, stalled: Path) -> None:
+        self.work, self.number, self.stalled = work, number, stalled
+
+    def __call__(self, piece: Any) -> Any:
+        if piece.number == self.number and self._first():
+            while True:  # only the test's kill ends this
+                time.sleep(3600)
+        return self.work(piece)
+
+    def _first(self) -> bool:
+        """Write this process's pid to ``stalled`` unless it exists: whole, and only once."""
+        draft = self.stalled.with_name(f"{self.stalled.name}.{os.getpid()}")
+        draft.write_text(str(os.getpid()))
+        try:
+            os.link(draft, self.stalled)
+        except FileExistsError:
+            return False
+        finally:
+            draft.unlink()
+        return True
+
+
 def os_children() -> list[int]:
     """Pids of this process's live (or unreaped) child processes, from /proc (Linux)."""
-    pids: list[int] = []
-    for task in Path("/proc/self/task").glob("*"):
-        try:
-            pids += [int(pid) for pid in (task / "children").read_text().split()]
-        except OSError:
-            continue
-    return pids
+    return children(os.getpid())
 
 
-def assert_no_worker_left(timeout: float = 2.0) -> None:
+def assert_no_worker_left() -> None:
     """No child process survives the build: neither for the OS nor for multiprocessing.
 
-    Right after a failed parallel build ``multiprocessing.active_children()`` may list, for a few
-    milliseconds, a worker that the pool's own thread has already reaped (two threads wait on the
-    same pid); so both views are polled until ``timeout``.
+    The build ends and joins its workers before it returns or raises, but right after a failed
+    parallel build ``multiprocessing.active_children()`` may still list a worker that the pool's
+    own thread reaped (two threads wait on the same pid) until that thread records it: so both
+    views are watched until they are empty.
     """
-    deadline = time.monotonic() + timeout
-    while True:
-        left = multiprocessing.active_children()
+
+    def none_left() -> bool:
         pids = os_children() if sys.platform == "linux" else []
-        if not left and not pids:
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError(f"processes left behind: {left} / pids {pids}")
-        time.sleep(0.02)
+        return not multiprocessing.active_children() and not pids
+
+    wait_for(none_left, "every worker process ended and was reaped (none left behind)")
 
 
 def unit_for(token_count: int, sizes: Sequence[int]) -> int:

@@ -9,7 +9,6 @@ import os
 import shutil
 import signal
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -37,6 +36,7 @@ from tests.unit_build.helpers import (
     verify_build,
     write_jsonl,
 )
+from tests.waiting import wait_for, wait_for_exit
 
 SIZES = [4, 8, 16, 64]
 
@@ -446,18 +446,24 @@ needs_fork = pytest.mark.skipif(
 )
 
 
-def _kill_worker_on(monkeypatch: pytest.MonkeyPatch, marker: str) -> None:
+def _kill_worker_on(monkeypatch: pytest.MonkeyPatch, marker: str) -> Path:
     """Make a *worker* process die by SIGKILL (as the OOM killer would) on the batch holding
-    ``marker``. Workers are forked, so they inherit this patch; the main process never runs it."""
+    ``marker``. Workers are forked, so they inherit this patch; the main process never runs it.
+    Returns the file where the dying worker writes its pid just before."""
     parent = os.getpid()
     real = SentencePieceEncoder.encode_batch
+    dying_pid = Path("dying.pid").resolve()
 
     def dying(self, texts, utf8):
         if os.getpid() != parent and marker in texts:
+            draft = dying_pid.with_suffix(f".{os.getpid()}")
+            draft.write_text(str(os.getpid()))
+            draft.replace(dying_pid)  # whole or not at all
             os.kill(os.getpid(), signal.SIGKILL)
         return real(self, texts, utf8)
 
     monkeypatch.setattr(SentencePieceEncoder, "encode_batch", dying)
+    return dying_pid
 
 
 @needs_fork
@@ -483,13 +489,14 @@ def test_a_killed_worker_is_a_worker_error_and_leaves_no_process(cwd, sp_model, 
 
 @needs_fork
 def test_a_worker_dying_while_batches_are_still_read_is_a_worker_error(cwd, sp_model, monkeypatch):
-    _kill_worker_on(monkeypatch, "die")
+    dying_pid = _kill_worker_on(monkeypatch, "die")
     real_pieces = runtime._all_pieces
 
     def slow_reader(plan, piece_bytes, fingerprints):
         for number, piece in enumerate(real_pieces(plan, piece_bytes, fingerprints)):
-            if number == 1:
-                time.sleep(0.5)  # the worker handling piece 0 is dead by now
+            if number == 1:  # piece 0 was handed out: read on once its worker is dead
+                wait_for(dying_pid.exists, "the worker given piece 0 dying")
+                assert not wait_for_exit([int(dying_pid.read_text())])
             yield piece
 
     monkeypatch.setattr(runtime, "_all_pieces", slow_reader)

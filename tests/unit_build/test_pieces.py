@@ -13,7 +13,6 @@ import signal
 import struct
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import orjson
@@ -27,6 +26,7 @@ from mintdim.build.write.staging import MARKER_END, Staging
 from mintdim.check.verify import verify_build
 from tests.conftest import corpora_file
 from tests.unit_build.helpers import job, read_json, tree_bytes, write_jsonl
+from tests.waiting import children, wait_for, wait_for_exit
 
 SIZES = [8, 16, 32, 64]
 
@@ -225,25 +225,31 @@ def _count_encoded_batches(monkeypatch) -> list[int]:
 
 _KILLED_BUILD = """
 import sys
-from tests.unit_build.helpers import job
+from tests.unit_build.helpers import hold_after, job
+hold_after(40, "held")
 job(["data/a.jsonl"], sys.argv[1], sizes=[[8, 16, 32, 64]], samples_per_shard=[7],
     build_batch=[5], out="out").run(workers=2, piece_bytes=100)
 """
 
 
 def test_resume_after_the_build_was_sigkilled(cwd, sp_model, monkeypatch):
-    write_jsonl("data/a.jsonl", _rows(6000))
+    write_jsonl("data/a.jsonl", _rows(1000))
     child = subprocess.Popen(
         [sys.executable, "-c", _KILLED_BUILD, str(sp_model)],
         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
     )
-    deadline = time.monotonic() + 60
-    while len(list(Path("out/staging").glob("*.fragment"))) < 40 and child.poll() is None:
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
-    os.kill(child.pid, signal.SIGKILL)
-    assert child.wait() == -signal.SIGKILL
-    time.sleep(0.3)  # the forked workers die with their parent (PR_SET_PDEATHSIG)
+    try:
+        wait_for(Path("held").exists, "the build held after 40 pieces", child)
+        workers = children(child.pid)
+        assert len(workers) == 2
+        os.kill(child.pid, signal.SIGKILL)
+        assert child.wait() == -signal.SIGKILL
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    # The forked workers die with their parent (PR_SET_PDEATHSIG), perhaps mid-piece.
+    assert not wait_for_exit(workers), "workers outlived the killed build"
     assert not Path("out/manifest.json").exists()
     assert len(list(Path("out/staging").glob("*.fragment"))) >= 40
 

@@ -15,14 +15,15 @@ import os
 import signal
 import subprocess
 import sys
-import threading
-import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from mintdim import errors
-from tests.unit_build.helpers import job, sections, tree_bytes, write_jsonl
+from mintdim.build import runtime
+from tests.unit_build.helpers import StallOnPiece, job, sections, tree_bytes, write_jsonl
+from tests.waiting import wait_for
 
 # Single-node mode: Ray then binds its services to 127.0.0.1 only (read when ray is imported;
 # the driver subprocess inherits it).
@@ -146,52 +147,49 @@ def _actor_pids() -> list[int]:
     return pids
 
 
-def test_a_killed_actor_is_restarted_and_its_piece_retried(cwd, sp_model):
-    write_jsonl("data/a.jsonl", _rows(20000))
+def test_a_killed_actor_is_restarted_and_its_piece_retried(cwd, sp_model, monkeypatch):
+    """The actor given piece 10 stalls there until the test kills it: the build can only finish
+    if Ray restarts the actor and retries that piece (the retry runs it)."""
+    write_jsonl("data/a.jsonl", _rows(3000))
     _job(sp_model, "local").run(workers=1, piece_bytes=4000)
-    killed: list[int] = []
-
-    def kill_one_actor_mid_build() -> None:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            done = len(list(Path("ray/staging").glob("*.fragment"))) if Path("ray").exists() else 0
-            pids = _actor_pids()
-            if done >= 10 and pids:
-                os.kill(pids[0], signal.SIGKILL)
-                killed.append(pids[0])
-                return
-            time.sleep(0.01)
-
-    killer = threading.Thread(target=kill_one_actor_mid_build)
-    killer.start()
-    _job(sp_model, "ray").run(executor="ray", workers=2, piece_bytes=4000)
-    killer.join()
-    assert killed, "no actor was killed: the build ended first"
+    stalled = cwd / "stalled"
+    encode = runtime._encode
+    monkeypatch.setattr(
+        runtime, "_encode", lambda work, *rest: encode(StallOnPiece(work, 10, stalled), *rest)
+    )
+    with ThreadPoolExecutor(1) as driver:  # the build goes on while this thread kills its actor
+        build = driver.submit(
+            _job(sp_model, "ray").run, executor="ray", workers=2, piece_bytes=4000
+        )
+        wait_for(lambda: stalled.exists() or build.done(), "an actor stalled on piece 10")
+        assert not build.done(), "the build ended before any actor stalled"
+        actor = int(stalled.read_text())
+        assert actor in _actor_pids()
+        os.kill(actor, signal.SIGKILL)
+        build.result()
     assert tree_bytes("ray") == tree_bytes("local")
 
 
 _DRIVER = """
 import sys
 import ray
-from tests.unit_build.helpers import job
+from tests.unit_build.helpers import hold_after, job
 ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+hold_after(14, "held")
 job(["data/a.jsonl"], sys.argv[1], sizes=[[8, 16, 32, 64]], samples_per_shard=[11],
     build_batch=[16], out="ray").run(executor="ray", workers=2, piece_bytes=3000)
 """
 
 
 def test_a_driver_killed_mid_build_resumes_to_the_identical_result(cwd, sp_model):
-    write_jsonl("data/a.jsonl", _rows(20000))
+    write_jsonl("data/a.jsonl", _rows(3000))
     driver = subprocess.Popen(
         [sys.executable, "-c", _DRIVER, str(sp_model)],
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         start_new_session=True,  # its Ray processes are found, and ended, as its group
     )
     try:
-        deadline = time.monotonic() + 120
-        while len(list(Path("ray/staging").glob("*.fragment"))) < 14 and driver.poll() is None:
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
+        wait_for(Path("held").exists, "the driver held after 14 pieces", driver)
         os.kill(driver.pid, signal.SIGKILL)
         assert driver.wait() == -signal.SIGKILL
     finally:

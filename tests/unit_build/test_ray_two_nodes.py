@@ -34,6 +34,7 @@ from pathlib import Path
 import pytest
 
 from tests.unit_build.helpers import tree_bytes, write_jsonl
+from tests.waiting import SAFETY_NET
 
 ray = pytest.importorskip("ray")
 
@@ -88,7 +89,7 @@ def two_nodes() -> Iterator[tuple[str, dict[str, str]]]:
             start_new_session=True,  # every process it starts stays in this group
         )
         groups.append(started.pid)
-        output, _ = started.communicate(timeout=60)
+        output, _ = started.communicate(timeout=SAFETY_NET)
         assert started.returncode == 0, output
         return output
 
@@ -131,7 +132,7 @@ def _nodes_with_work(log: str) -> dict[str, int]:
 
 def _run(args: list[str], env: dict[str, str], cwd: Path) -> str:
     done = subprocess.run(
-        args, env=env, cwd=cwd, capture_output=True, text=True, timeout=120, check=False
+        args, env=env, cwd=cwd, capture_output=True, text=True, timeout=SAFETY_NET, check=False
     )
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout + done.stderr
@@ -178,7 +179,7 @@ def test_a_driver_without_the_cluster_token_gets_a_named_error(two_nodes, tmp_pa
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=SAFETY_NET,
         check=False,
     )
     assert done.returncode == 1

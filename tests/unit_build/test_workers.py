@@ -13,7 +13,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import orjson
@@ -22,35 +21,68 @@ import pytest
 from mintdim import TokenizerEncodeError, pipeline
 from mintdim.build.tokenizer.hf_json import HFJsonEncoder
 from tests.conftest import training_text
+from tests.waiting import children, wait_for, wait_for_exit
 
 REPO = Path(__file__).resolve().parents[2]
 SIZES = [64, 128, 256, 512, 2048]
 
 
-def _write_jsonl(path: Path, count: int) -> Path:
-    lines = training_text(lines=count, seed=3)
+GATE = "the gate sample"
+"""The text of the row whose batch a worker holds, mid-build, until the test opens the gate."""
+
+GATE_ROW, ROWS, PIECE_BYTES = 2000, 3000, 65536
+"""The gate's row, the rows of the input (1.3 MB) and the size of its pieces (21 of them): every
+piece before the gate's (some 2,000 samples) is written before the build waits on it, and some
+1,000 rows remain to be built after it."""
+
+_GATED = """
+import os, time
+from pathlib import Path
+from mintdim.build.tokenizer.hf_json import HFJsonEncoder
+
+main, real = os.getpid(), HFJsonEncoder.encode_batch
+
+def encode_batch(self, texts, utf8):
+    # The worker given the gate's batch says so, then holds it until the test opens the gate.
+    if os.getpid() != main and any({gate!r} in text for text in texts):
+        Path({reached!r}).touch()
+        while not Path({opened!r}).exists():
+            time.sleep(0.01)
+    return real(self, texts, utf8)
+
+HFJsonEncoder.encode_batch = encode_batch
+"""
+
+
+class Gate:
+    """Where the build stops for the test: a worker holds the gate's batch until ``open()``, so
+    the build is mid-way (earlier batches written, later ones not) whenever the test acts."""
+
+    def __init__(self, folder: Path) -> None:
+        self.reached, self.opened = folder / "gate-reached", folder / "gate-opened"
+
+    def prelude(self) -> str:
+        """The code that installs the gate in the build's process (its workers fork with it)."""
+        return _GATED.format(gate=GATE, reached=str(self.reached), opened=str(self.opened))
+
+    def open(self) -> None:
+        """Let the held worker encode its batch (and every later one)."""
+        self.opened.touch()
+
+
+def _write_jsonl(path: Path) -> Path:
+    lines = training_text(lines=ROWS, seed=3)
     with open(path, "wb") as handle:
         for i, text in enumerate(lines):
-            handle.write(orjson.dumps({"text": f"{text} {i} " + text * 6}) + b"\n")
+            text = GATE if i == GATE_ROW else f"{text} {i} " + text * 6
+            handle.write(orjson.dumps({"text": text}) + b"\n")
     return path
-
-
-def _children(pid: int) -> list[int]:
-    path = Path(f"/proc/{pid}/task/{pid}/children")
-    return [int(p) for p in path.read_text().split()] if path.exists() else []
-
-
-def _alive(pid: int) -> bool:
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except FileNotFoundError:
-        return False
-    return "State:\tZ" not in status
 
 
 @pytest.fixture
 def started():
-    """Subprocess builds started by a test; killed at the end whatever the test did."""
+    """Subprocess builds started by a test; killed at the end whatever the test did (their
+    workers die with them)."""
     processes: list[subprocess.Popen] = []
     yield processes
     for process in processes:
@@ -60,26 +92,29 @@ def started():
 
 
 def _start_build(
-    tmp_path: Path, hf_json: Path, data: Path, build_batch: int = 64, prelude: str = ""
-) -> tuple[subprocess.Popen, Path]:
-    """A workers=2 build of ``data`` in a subprocess; ``prelude`` runs first (e.g. a patch)."""
-    out = tmp_path / "out"
-    script = textwrap.dedent(prelude) + textwrap.dedent(
+    tmp_path: Path, hf_json: Path, prelude: str = ""
+) -> tuple[subprocess.Popen, Path, Gate]:
+    """A workers=2 build of ``ROWS`` rows in a subprocess, held at its gate; ``prelude`` runs
+    first (e.g. a patch)."""
+    out, gate = tmp_path / "out", Gate(tmp_path)
+    data = _write_jsonl(tmp_path / "data.jsonl")
+    run = textwrap.dedent(
         f"""
         import sys
         from mintdim import pipeline
         job = (pipeline("unit-build")
             .source.jsonl(files=[{str(data)!r}], fields=[["text"]], templates=["{{text}}"])
             .tokenizer.hf_json({{"path": {str(hf_json)!r}}})
-            .units(sizes=[{SIZES!r}], build_batch=[{build_batch}])
+            .units(sizes=[{SIZES!r}], build_batch=[64])
             .output.dir({str(out)!r}, samples_per_shard=[1000]))
         try:
-            job.run(workers=2, progress=False)
+            job.run(workers=2, piece_bytes={PIECE_BYTES}, progress=False)
         except KeyboardInterrupt as stop:  # how a caller catches Ctrl-C, unchanged
             print(f"caught {{type(stop).__name__}} {{stop.signal_name}}", file=sys.stderr)
             sys.exit(130)
         """
     )
+    script = gate.prelude() + textwrap.dedent(prelude) + run
     spool = tmp_path / "tmp"
     spool.mkdir()
     process = subprocess.Popen(
@@ -90,21 +125,19 @@ def _start_build(
         text=True,
         env={**os.environ, "TMPDIR": str(spool)},  # where workers spool their results
     )
-    return process, out
+    return process, out, gate
 
 
-def _wait_for_workers(process: subprocess.Popen, out: Path) -> list[int]:
-    """Worker pids, once the build has written its first shard rows."""
-    deadline = time.monotonic() + 180
+def _wait_at_gate(process: subprocess.Popen, out: Path, gate: Gate) -> list[int]:
+    """Worker pids, once a worker holds the gate and the batches before it are written."""
     index = out / "sample_index.jsonl"
-    while time.monotonic() < deadline:
-        workers = _children(process.pid)
-        if len(workers) == 2 and index.exists() and index.stat().st_size > 0:
-            return workers
-        if process.poll() is not None:
-            pytest.fail(f"build ended before it could be interrupted:\n{process.stderr.read()}")
-        time.sleep(0.02)
-    pytest.fail("build did not start in time")
+
+    def held() -> bool:
+        written = index.exists() and index.stat().st_size > 0
+        return gate.reached.exists() and written and len(children(process.pid)) == 2
+
+    wait_for(held, "the build held at its gate, its first shard rows written", process)
+    return children(process.pid)
 
 
 def _assert_failed_cleanly(out: Path, workers: list[int], error_name: str) -> None:
@@ -115,16 +148,13 @@ def _assert_failed_cleanly(out: Path, workers: list[int], error_name: str) -> No
         text = marker.read_text(encoding="utf-8")
         assert f"{error_name}:" in text
         assert "# Build unit thất bại" in text
-    deadline = time.monotonic() + 10
-    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not [pid for pid in workers if _alive(pid)], "worker processes were left behind"
+    assert not wait_for_exit(workers), "worker processes were left behind"
 
 
 def _assert_stopped_by(process: subprocess.Popen, stderr: str, signal_name: str) -> None:
     """run() raised BuildInterruptedError, and the script's ``except KeyboardInterrupt`` caught it.
 
-    Shards that closed before the signal may have said so first: a fast machine gets that far.
+    Shards that closed before the signal may have said so first.
     """
     *before, last = stderr.splitlines()
     assert (process.returncode, last) == (130, f"caught BuildInterruptedError {signal_name}")
@@ -132,21 +162,22 @@ def _assert_stopped_by(process: subprocess.Popen, stderr: str, signal_name: str)
 
 
 def test_ctrl_c_stops_every_worker_and_marks_the_build_failed(tmp_path, hf_json, started):
-    process, out = _start_build(tmp_path, hf_json, _write_jsonl(tmp_path / "data.jsonl", 60000))
+    process, out, gate = _start_build(tmp_path, hf_json)
     started.append(process)
-    workers = _wait_for_workers(process, out)
+    workers = _wait_at_gate(process, out, gate)
     process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=180)
+    gate.open()  # the held worker may finish its batch: the signal is already on its way
+    _, stderr = process.communicate()
     _assert_stopped_by(process, stderr, "SIGINT")
     _assert_failed_cleanly(out, workers, "BuildInterruptedError")
 
 
 def test_a_killed_worker_becomes_a_worker_error(tmp_path, hf_json, started):
-    process, out = _start_build(tmp_path, hf_json, _write_jsonl(tmp_path / "data.jsonl", 60000))
+    process, out, gate = _start_build(tmp_path, hf_json)
     started.append(process)
-    workers = _wait_for_workers(process, out)
+    workers = _wait_at_gate(process, out, gate)
     os.kill(workers[0], signal.SIGKILL)
-    _, stderr = process.communicate(timeout=180)
+    _, stderr = process.communicate()
     assert process.returncode != 0
     assert "mintdim.errors.execution.WorkerError: WorkerError:" in stderr
     _assert_failed_cleanly(out, workers, "WorkerError")
@@ -199,16 +230,17 @@ def _signal_mask(pid: int, field: str) -> int:
 
 
 def test_sigterm_stops_the_build_like_ctrl_c(tmp_path, hf_json, started):
-    process, out = _start_build(tmp_path, hf_json, _write_jsonl(tmp_path / "data.jsonl", 60000))
+    process, out, gate = _start_build(tmp_path, hf_json)
     started.append(process)
-    workers = _wait_for_workers(process, out)
+    workers = _wait_at_gate(process, out, gate)
     for pid in workers:
         # Workers ignore Ctrl-C (the main process handles it) and die on SIGTERM: they must not
         # inherit the main process's SIGTERM handler, or terminate() could not stop them.
         assert _signal_mask(pid, "SigIgn") >> (signal.SIGINT - 1) & 1
         assert not _signal_mask(pid, "SigCgt") >> (signal.SIGTERM - 1) & 1
     process.send_signal(signal.SIGTERM)
-    _, stderr = process.communicate(timeout=180)
+    gate.open()
+    _, stderr = process.communicate()
     _assert_stopped_by(process, stderr, "SIGTERM")
     _assert_failed_cleanly(out, workers, "BuildInterruptedError")
     marker = (out / f"unit_{SIZES[0]}" / "UNIT_BUILD_FAILED.md").read_text(encoding="utf-8")
@@ -219,57 +251,33 @@ def test_sigterm_stops_the_build_like_ctrl_c(tmp_path, hf_json, started):
 def test_workers_end_when_the_main_process_is_killed(tmp_path, hf_json, started):
     """SIGKILL (or the OOM killer) gives the main process no chance to clean up: the workers
     must still not outlive it."""
-    process, out = _start_build(tmp_path, hf_json, _write_jsonl(tmp_path / "data.jsonl", 60000))
+    process, out, gate = _start_build(tmp_path, hf_json)
     started.append(process)
-    workers = _wait_for_workers(process, out)
+    workers = _wait_at_gate(process, out, gate)
     process.kill()
-    process.communicate(timeout=180)
-    deadline = time.monotonic() + 10
-    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not [pid for pid in workers if _alive(pid)], "workers outlived the main process"
+    process.communicate()
+    assert not wait_for_exit(workers), "workers outlived the main process"
     assert not (out / "manifest.json").exists()
 
 
 def test_a_worker_stuck_past_the_grace_period_is_terminated(tmp_path, hf_json, started):
     """After Ctrl-C each worker may finish its batch; one that never does (a tokenizer hanging
-    on some input) is terminated once the grace period ends, instead of holding the build open."""
-    data = tmp_path / "data.jsonl"
-    rows = [{"text": f"sample number {i}"} for i in range(400)]
-    rows[300]["text"] = "this sample hangs the tokenizer"
-    data.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
-    hanging = tmp_path / "hanging"
-    patch = f"""
-        import time
-        from pathlib import Path
+    on some input) is terminated once the grace period ends, instead of holding the build open.
+
+    The gate never opens: the held worker can only end by being terminated, so the build ending
+    at all (with every worker gone) is the proof, whatever the machine's speed."""
+    patch = """
         from mintdim.build import workers
-        from mintdim.build.tokenizer.hf_json import HFJsonEncoder
-
         workers._STOP_GRACE_SECONDS = 1.0
-        real = HFJsonEncoder.encode_batch
-
-        def encode_batch(self, texts, utf8):
-            if any("hangs" in text for text in texts):
-                Path({str(hanging)!r}).touch()
-                time.sleep(3600)
-            return real(self, texts, utf8)
-
-        HFJsonEncoder.encode_batch = encode_batch
         """
-    process, out = _start_build(tmp_path, hf_json, data, build_batch=4, prelude=patch)
+    process, out, gate = _start_build(tmp_path, hf_json, prelude=patch)
     started.append(process)
-    deadline = time.monotonic() + 120
-    while not hanging.exists() and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert hanging.exists(), process.stderr.read() if process.poll() is not None else "no hang"
-    workers = _children(process.pid)
-    assert len(workers) == 2
-    signalled = time.monotonic()
+    workers = _wait_at_gate(process, out, gate)
     process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=120)
-    assert time.monotonic() - signalled < 30, "the stuck worker held the build open"
+    _, stderr = process.communicate()
     _assert_stopped_by(process, stderr, "SIGINT")
     _assert_failed_cleanly(out, workers, "BuildInterruptedError")
+    assert not gate.opened.exists()
 
 
 def test_a_short_result_crosses_the_pipe_and_a_long_one_a_spool_file(tmp_path, monkeypatch):
