@@ -112,6 +112,7 @@ def by_hand(plan: list, lengths: list[np.ndarray], labels: bool) -> int:
 
 def with_loader(loader: mintdim.UnitLoader, labels: bool) -> int:
     slots = 0
+    loader.position = 0  # the same epoch again: a finished epoch yields nothing
     for batch in loader:
         if labels:
             batch.labels  # noqa: B018 - computing them is what is timed
@@ -127,8 +128,9 @@ def measure(out: Path, tokens_per_batch: int, rounds: int, passes: int) -> dict:
     started = time.perf_counter()
     count = len(loader)  # the epoch's plan
     plan_seconds = time.perf_counter() - started
-    batches = [(b.unit_size, b.sample_ids) for b in loader]
-    lengths = [b.lengths for b in loader]
+    epoch = list(loader)
+    batches = [(b.unit_size, b.sample_ids) for b in epoch]
+    lengths = [b.lengths for b in epoch]
     plan = baseline_batches(out, batches)
     results = {}
     for labels in (False, True):

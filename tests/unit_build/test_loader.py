@@ -303,11 +303,15 @@ def test_resume_from_a_saved_state_continues_exactly(sp_build, cut):
     assert taken + json.loads(done.stdout) == reference
 
 
-def test_resume_at_an_epoch_end_moves_on_with_set_epoch(sp_build):
+def test_a_state_saved_after_an_epochs_last_batch_leaves_nothing_in_that_epoch(sp_build):
     out, _, _ = sp_build
     loader = open_build(out).loader(batch_size=8, epoch=0)
     list(loader)
+    assert list(loader) == []  # a finished epoch is not started over
     resumed = open_build(out).loader(batch_size=8, state=loader.state_dict())
+    assert resumed.epoch == 0 and resumed.remaining() == range(len(resumed), len(resumed))
+    resumed.set_epoch(0)  # what the training loop does first: the same epoch keeps its place
+    assert list(resumed) == []
     resumed.set_epoch(1)
     assert _ids(resumed) == _ids(open_build(out).loader(batch_size=8, epoch=1))
 

@@ -184,10 +184,12 @@ class UnitLoader:
         return self._read(plan[index], range(len(plan))[index])
 
     def __iter__(self) -> Iterator[UnitBatch]:
-        """The epoch's batches from the current position; a finished epoch starts over."""
+        """The epoch's batches from the current position; nothing once the epoch is finished.
+
+        A finished epoch stays finished (``set_epoch`` moves on): starting it over here would
+        train it twice after resuming from a state saved after its last batch.
+        """
         plan = self._batches()
-        if self.position >= len(plan):
-            self.position = 0
         while self.position < len(plan):
             batch = self._read(plan[self.position], self.position)
             self.position += 1
@@ -201,7 +203,10 @@ class UnitLoader:
         """A small JSON-safe dict from which ``loader(..., state=...)`` continues exactly.
 
         It resumes after ``after`` when given (a batch that came back from DataLoader workers),
-        else after the last batch this object's iteration yielded.
+        else after the last batch this object's iteration yielded. A state saved after an epoch's
+        last batch means "nothing left in this epoch": the resumed loader yields nothing until
+        ``set_epoch`` moves it on, which the usual loop does (``for epoch in range(loader.epoch,
+        epochs)``, ``set_epoch(epoch)``, then iterate).
         """
         epoch, position = (
             (self.epoch, self.position) if after is None else (after.epoch, after.position + 1)
@@ -449,7 +454,7 @@ def _resume(target: UnitLoader, state: dict) -> None:
     if not (isinstance(epoch, int) and epoch >= 0):
         raise LoaderStateError(key="epoch", saved=epoch, current=None)
     target.set_epoch(epoch)
-    # A place past the epoch's end would silently start the epoch over.
+    # A place past the epoch's end cannot come from a loader with these builds and options.
     if not (isinstance(position, int) and 0 <= position <= len(target)):
         raise LoaderStateError(key="position", saved=position, current=len(target))
     target.position = position
