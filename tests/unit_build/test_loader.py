@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import sentencepiece as spm
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import mintdim
 from mintdim import LoaderOptionError, LoaderStateError, open_build
@@ -33,6 +35,7 @@ from mintdim.pipelines.unit_build.output.loader import (
     epoch_plan,
 )
 from tests.conftest import corpora_file, training_text
+from tests.unit_build import loader_loops
 from tests.unit_build.helpers import job, read_jsonl, reference_encoder, write_jsonl
 
 REPO = Path(__file__).resolve().parents[2]
@@ -314,6 +317,64 @@ def test_a_state_saved_after_an_epochs_last_batch_leaves_nothing_in_that_epoch(s
     assert list(resumed) == []
     resumed.set_epoch(1)
     assert _ids(resumed) == _ids(open_build(out).loader(batch_size=8, epoch=1))
+
+
+@st.composite
+def _setups(draw) -> tuple[bool, dict, int]:
+    """A mixture or not, loader options, and the epoch before which the training loop ends."""
+    world_size = draw(st.integers(1, 4))
+    sizing = draw(st.sampled_from(["batch_size", "tokens_per_batch"]))
+    # 600 + 250 samples in units 8-24: from 1 to ~80 batches per epoch on a rank.
+    size = draw(st.integers(10, 40) if sizing == "batch_size" else st.integers(256, 1024))
+    options = {
+        sizing: size,
+        "seed": draw(st.integers(0, 2**32 - 1)),
+        "epoch": draw(st.integers(0, 1)),
+        "rank": draw(st.integers(0, world_size - 1)),
+        "world_size": world_size,
+        "accum_steps": draw(st.integers(1, 4)),
+        "drop_last": draw(st.booleans()),
+    }
+    mixture = draw(st.booleans())
+    if mixture:
+        options["weights"] = draw(st.sampled_from([[0.7, 0.3], [0.5, 0.5], [0.2, 0.8]]))
+    return mixture, options, options["epoch"] + draw(st.integers(2, 3))
+
+
+@pytest.mark.parametrize("loop", sorted(loader_loops.LOOPS))
+@settings(max_examples=5, deadline=None)
+@given(setup=_setups())
+def test_resuming_after_any_batch_in_a_fresh_process_continues_the_uninterrupted_run(
+    sp_build, hf_build, loop, setup
+):
+    """Every stop point (before the first batch, after each batch: an epoch's first and last
+    included) of the documented loops, for one build or a mixture, any rank, accumulation and
+    drop_last: the batches before the stop and those of the resumed run are the uninterrupted
+    run's, none twice, none lost."""
+    mixture, options, epochs = setup
+    builds = [str(sp_build[0]), str(hf_build)] if mixture else [str(sp_build[0])]
+    job = {"builds": builds, "options": options, "loop": loop, "epochs": epochs}
+    start = mintdim.loader(builds, **options).state_dict()
+    reference = loader_loops.run(job)
+    names = [name for name, _ in reference]
+    assert names
+    # The stop points include every epoch's first and last batch: each epoch runs to its end.
+    lengths = Counter(saved["epoch"] for _, saved in reference)
+    assert {saved["epoch"]: saved["position"] for _, saved in reference} == lengths
+    assert sorted(lengths) == list(
+        range(options["epoch"], options["epoch"] + 1 if loop == "bare" else epochs)
+    )
+    states = [start] + [saved for _, saved in reference]
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.unit_build.loader_loops"],
+        input=json.dumps({**job, "states": states}),
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+    )
+    for stop, resumed in enumerate(json.loads(done.stdout)):
+        assert names[:stop] + resumed == names, f"stopped after {stop} batches"
 
 
 def test_a_state_from_other_options_is_refused_naming_the_difference(sp_build, hf_build):
