@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 
 import mintdim
 from mintdim import LoaderOptionError, LoaderStateError, open_build
+from mintdim.pipelines.unit_build.output import loader as loader_module
 from mintdim.pipelines.unit_build.output.loader import (
     LoaderOptions,
     UnitBatch,
@@ -259,6 +260,109 @@ def test_the_order_algorithm_is_pinned():
         (0, 4, [1, 2], False),
         (0, 4, [4, 7], True),
     ]
+
+
+def _documented_plan(unit_counts, options, epoch) -> list[tuple]:
+    """The order as the loader's docstring and docs/training.md define it, written out with a
+    full sort of every unit (the loader finds the same batches without one): (source,
+    unit_size, positions, step_end) per batch of the rank."""
+
+    def draws(count, *key):
+        return np.random.PCG64(np.random.SeedSequence(list(key))).random_raw(count)
+
+    def shuffled(count, *key):
+        return np.argsort(draws(count, *key), kind="stable")
+
+    ranks, steps = options.world_size, options.accum_steps
+    builds = []
+    for source, counts in enumerate(unit_counts):
+        windows = []
+        for unit, count in counts.items():
+            order = shuffled(count, options.seed, epoch, 0, source, unit)
+            size = options.unit_batch_size(unit)
+            whole = count // (size * ranks)
+            groups = list(order[: whole * size * ranks].reshape(whole, ranks, size))
+            if count > whole * size * ranks and not options.drop_last:
+                groups.append(np.array_split(order[whole * size * ranks :], ranks))
+            windows += [(unit, groups[i : i + steps]) for i in range(0, len(groups), steps)]
+        builds.append([windows[i] for i in shuffled(len(windows), options.seed, epoch, 1, source)])
+    due = [
+        (np.arange(len(own)) + (draws(len(own), options.seed, epoch, 2, source) >> 11) * 2.0**-53)
+        / weight
+        for source, (own, weight) in enumerate(zip(builds, options.weights, strict=True))
+    ]
+    flat = [(source, unit, groups) for source, own in enumerate(builds) for unit, groups in own]
+    return [
+        (source, unit, sorted(group[options.rank].tolist()), number == len(groups) - 1)
+        for i in np.argsort(np.concatenate([np.zeros(0), *due]), kind="stable")
+        for source, unit, groups in [flat[i]]
+        for number, group in enumerate(groups)
+    ]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    unit_counts=st.lists(
+        st.dictionaries(st.sampled_from([4, 8, 16, 32]), st.integers(0, 400), min_size=1),
+        min_size=1,
+        max_size=3,
+    ).map(lambda builds: [dict(sorted(counts.items())) for counts in builds]),
+    sizing=st.one_of(
+        st.tuples(st.integers(1, 40), st.none()), st.tuples(st.none(), st.integers(1, 600))
+    ),
+    world_size=st.integers(1, 5),
+    rank_seed=st.integers(0, 10**6),
+    accum_steps=st.integers(1, 4),
+    drop_last=st.booleans(),
+    seed=st.integers(0, 2**63),
+    epoch=st.integers(0, 10**6),
+)
+def test_the_plan_is_the_documented_order(
+    unit_counts, sizing, world_size, rank_seed, accum_steps, drop_last, seed, epoch
+):
+    options = LoaderOptions(
+        batch_size=sizing[0],
+        tokens_per_batch=sizing[1],
+        seed=seed,
+        rank=rank_seed % world_size,
+        world_size=world_size,
+        drop_last=drop_last,
+        accum_steps=accum_steps,
+        weights=tuple(1.0 + i for i in range(len(unit_counts))),
+        targets=None,
+        ignore_id=-100,
+        widen=False,
+    )
+    plan = epoch_plan(unit_counts, options, epoch)
+    got = [(p.source, p.unit_size, p.positions.tolist(), p.step_end) for p in plan]
+    assert got == _documented_plan(unit_counts, options, epoch)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    draws=st.lists(
+        st.one_of(
+            st.integers(0, 2**64 - 1),
+            # Ties, and draws that differ only below any bucket's bits.
+            st.sampled_from([0, 1, 2**63, 2**63 + 1, 2**64 - 1]),
+        ),
+        min_size=1,
+        max_size=200,
+    ),
+    cuts=st.lists(st.integers(0, 200), max_size=12),
+    pick=st.integers(0, 2**12 - 1),
+)
+def test_chunks_of_the_order_equal_those_of_a_stable_sort(draws, cuts, pick):
+    """The chunks of the draws' stable order, found without sorting every record, even where
+    draws tie (the stable sort orders ties by position) or a chunk start falls in a bucket."""
+    draws = np.array(draws, dtype=np.uint64)
+    starts = np.array([0, *sorted(min(cut, draws.size) for cut in cuts)])
+    wanted = [c for c in range(starts.size) if pick >> c & 1]
+    places = np.empty(draws.size, dtype=np.int64)
+    places[np.argsort(draws, kind="stable")] = np.arange(draws.size)
+    chunk = np.searchsorted(starts, places, "right") - 1
+    expected = [i for c in wanted for i in np.flatnonzero(chunk == c).tolist()]
+    assert loader_module._chunks(draws, starts, wanted).tolist() == expected
 
 
 def test_each_epoch_is_a_new_permutation_of_the_same_samples(sp_build):

@@ -34,8 +34,9 @@ sampler=loader.remaining(), num_workers=2)`` works without MintDim importing tor
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -130,23 +131,16 @@ class UnitBatch:
 class _Planned:
     source: int
     unit_size: int
-    positions: np.ndarray
-    """Record positions inside the unit, ascending (sequential reads)."""
+    records: np.ndarray
+    """This rank's records of the unit in this epoch, batch after batch (shared by its batches)."""
+    start: int
+    stop: int
     step_end: bool
 
-
-@dataclass(frozen=True, slots=True)
-class _Read:
-    """A planned batch with everything but its tokens looked up, so reading it is one gather
-    per shard it touches."""
-
-    planned: _Planned
-    shards: tuple[int, ...]
-    """The shards holding its records, ascending."""
-    rows: tuple[np.ndarray, ...]
-    """Per shard, the rows to read there (in batch order: positions are sorted)."""
-    sample_ids: np.ndarray
-    lengths: np.ndarray
+    @property
+    def positions(self) -> np.ndarray:
+        """Record positions inside the unit, ascending (sequential reads)."""
+        return self.records[self.start : self.stop]
 
 
 class UnitLoader:
@@ -160,7 +154,7 @@ class UnitLoader:
         self.epoch = epoch
         self.position = position
         """Batches of this epoch already yielded by iteration (where iteration continues)."""
-        self._plan: list[_Read] | None = None
+        self._plan: list[_Planned] | None = None
         self._maps: dict[tuple[int, int, int], np.ndarray] = {}
         self._wanted: dict[int, np.ndarray] = {}
 
@@ -228,53 +222,34 @@ class UnitLoader:
             "builds": [_fingerprint(build) for build in self.builds],
         }
 
-    def _batches(self) -> list[_Read]:
+    def _batches(self) -> list[_Planned]:
         if self._plan is None:
             counts = [build.units for build in self.builds]
-            self._plan = [self._lookup(p) for p in epoch_plan(counts, self.options, self.epoch)]
+            self._plan = epoch_plan(counts, self.options, self.epoch)
         return self._plan
 
-    def _lookup(self, planned: _Planned) -> _Read:
-        build = self.builds[planned.source]
-        sample_ids, lengths = build.unit_columns(planned.unit_size)
-        shards, rows = np.divmod(planned.positions, build.samples_per_shard)
-        starts = np.flatnonzero(np.diff(shards)) + 1
-        # Every batch read of this plan hands out these two arrays: nobody may change them.
-        ids, counts = sample_ids[planned.positions], lengths[planned.positions]
-        ids.flags.writeable = counts.flags.writeable = False
-        return _Read(
-            planned=planned,
-            shards=tuple(shards[np.r_[0, starts]].tolist()) if shards.size else (),
-            rows=tuple(np.split(rows, starts)) if shards.size else (),
-            sample_ids=ids,
-            lengths=counts,
+    def _read(self, planned: _Planned, position: int) -> UnitBatch:
+        source, unit, positions = planned.source, planned.unit_size, planned.positions
+        build = self.builds[source]
+        sample_ids, lengths = build.unit_columns(unit)
+        input_ids = _gather(
+            positions, build.samples_per_shard, lambda number: self._shard(source, unit, number)
         )
-
-    def _read(self, read: _Read, position: int) -> UnitBatch:
-        planned = read.planned
-        build = self.builds[planned.source]
-        unit = planned.unit_size
-        parts = [
-            self._shard(planned.source, unit, shard)[rows]
-            for shard, rows in zip(read.shards, read.rows, strict=True)
-        ]
-        if len(parts) == 1:
-            input_ids = parts[0]
-        else:
-            input_ids = np.concatenate(parts) if parts else np.empty((0, unit), build.dtype)
+        if input_ids is None:
+            input_ids = np.empty((0, unit), build.dtype)
         if self.options.widen:
             input_ids = input_ids.astype(np.int64)
         return UnitBatch(
             unit_size=unit,
-            sample_ids=read.sample_ids,
+            sample_ids=sample_ids[positions],
             input_ids=input_ids,
-            lengths=read.lengths,
-            source=planned.source,
+            lengths=lengths[positions],
+            source=source,
             epoch=self.epoch,
             position=position,
             step_end=planned.step_end,
             ignore_id=self.options.ignore_id,
-            target_mask=self._target_mask(read),
+            target_mask=None if self.options.targets is None else self._target_mask(planned),
         )
 
     def _shard(self, source: int, unit_size: int, number: int) -> np.ndarray:
@@ -283,11 +258,8 @@ class UnitLoader:
             self._maps[key] = self.builds[source].shard(unit_size, number)
         return self._maps[key]
 
-    def _target_mask(self, read: _Read) -> np.ndarray | None:
+    def _target_mask(self, planned: _Planned) -> np.ndarray:
         """bool [B, unit_size]: the positions inside a target segment, from the stored spans."""
-        if self.options.targets is None:
-            return None
-        planned = read.planned
         build = self.builds[planned.source]
         if planned.source not in self._wanted:
             # Per input file, which segment index is a target; one more column, always False,
@@ -298,16 +270,38 @@ class UnitLoader:
             for file, file_names in enumerate(names):
                 wanted[file, : len(file_names)] = [n in self.options.targets for n in file_names]
             self._wanted[planned.source] = wanted
-        parts = [
-            build.shard_spans(planned.unit_size, shard)[rows]
-            for shard, rows in zip(read.shards, read.rows, strict=True)
-        ]
-        if not parts:
+        records = _gather(
+            planned.positions,
+            build.samples_per_shard,
+            lambda number: build.shard_spans(planned.unit_size, number),
+        )
+        if records is None:
             return np.zeros((0, planned.unit_size), dtype=bool)
-        records = np.concatenate(parts)
         # Segment k holds [stop_{k-1}, stop_k): a position's segment is how many stops it passed.
         passed = records[:, None, 1:] <= np.arange(planned.unit_size)[None, :, None]
         return self._wanted[planned.source][records[:, :1], passed.sum(axis=2)]
+
+
+def _gather(
+    positions: np.ndarray, per_shard: int, shard: Callable[[int], np.ndarray]
+) -> np.ndarray | None:
+    """The rows of the records at ``positions`` (ascending) in their shards' arrays
+    (``shard(number)``), in order; None for no records."""
+    if not positions.size:
+        return None
+    first, last = int(positions[0]) // per_shard, int(positions[-1]) // per_shard
+    # np.take copies whole rows, several times faster than fancy indexing on narrow records.
+    if first == last:
+        return np.take(shard(first), positions - first * per_shard, axis=0)
+    bounds = np.arange(first + 1, last + 1) * per_shard
+    cuts = [0, *np.searchsorted(positions, bounds).tolist(), positions.size]
+    return np.concatenate(
+        [
+            np.take(shard(number), positions[start:stop] - number * per_shard, axis=0)
+            for number, (start, stop) in enumerate(itertools.pairwise(cuts), start=first)
+            if start < stop
+        ]
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -323,14 +317,16 @@ def epoch_plan(
         _windows(counts, options, epoch, source) for source, counts in enumerate(unit_counts)
     ]
     plan = []
-    for source, unit_size, groups in _merge(windows, options, epoch):
-        for number, group in enumerate(groups):
+    for source, (unit_size, records, batches) in _merge(windows, options, epoch):
+        for number, (start, stop) in enumerate(batches):
             plan.append(
                 _Planned(
                     source=source,
                     unit_size=unit_size,
-                    positions=np.sort(group[options.rank]),
-                    step_end=number == len(groups) - 1,
+                    records=records,
+                    start=start,
+                    stop=stop,
+                    step_end=number == len(batches) - 1,
                 )
             )
     return plan
@@ -338,35 +334,94 @@ def epoch_plan(
 
 def _windows(
     counts: dict[int, int], options: LoaderOptions, epoch: int, source: int
-) -> list[tuple[int, list[list[np.ndarray]]]]:
-    """One build's optimiser-step windows in shuffled order: (unit_size, groups of rank batches)."""
-    ranks = options.world_size
+) -> list[tuple[int, np.ndarray, list[tuple[int, int]]]]:
+    """One build's optimiser-step windows in shuffled order: (unit_size, this rank's records of
+    the unit, each of the window's batches as a slice ``(start, stop)`` of them)."""
+    ranks, rank = options.world_size, options.rank
     windows = []
     for unit_size, count in counts.items():
-        order = _shuffled(count, options.seed, epoch, _RECORDS, source, unit_size)
         size = options.unit_batch_size(unit_size)
         whole = count // (size * ranks)
-        # groups[g][r]: rank r's batch in group g.
-        groups: list = list(order[: whole * size * ranks].reshape(whole, ranks, size))
-        leftover = order[whole * size * ranks :]
-        if leftover.size and not options.drop_last:
-            groups.append(np.array_split(leftover, ranks))
+        # The shuffled records are cut into chunks: group g's batch for rank r is chunk
+        # g * ranks + r; then the leftover, split among the ranks, or one chunk nobody takes.
+        starts = np.arange(whole * ranks) * size
+        mine = list(range(rank, whole * ranks, ranks))
+        shares = [size] * whole
+        leftover = count - whole * ranks * size
+        if leftover and not options.drop_last:
+            share, more = divmod(leftover, ranks)
+            extra = np.arange(ranks)
+            starts = np.append(
+                starts, whole * ranks * size + extra * share + np.minimum(extra, more)
+            )
+            mine.append(whole * ranks + rank)
+            shares.append(share + (rank < more))
+        elif leftover:
+            starts = np.append(starts, whole * ranks * size)
+        if not shares:
+            continue
+        draws = _draws(count, options.seed, epoch, _RECORDS, source, unit_size)
+        records = _chunks(draws, starts, mine)
+        ends = np.cumsum(shares).tolist()
+        batches = list(zip([0, *ends[:-1]], ends, strict=True))
         steps = options.accum_steps
-        windows += [(unit_size, groups[i : i + steps]) for i in range(0, len(groups), steps)]
+        windows += [
+            (unit_size, records, batches[i : i + steps]) for i in range(0, len(batches), steps)
+        ]
     shuffle = _shuffled(len(windows), options.seed, epoch, _WINDOWS, source)
     return [windows[i] for i in shuffle.tolist()]
 
 
-def _merge(
-    windows: list[list[tuple[int, list]]], options: LoaderOptions, epoch: int
-) -> list[tuple[int, int, list]]:
-    """All builds' windows in one sequence: (source, unit_size, groups)."""
+def _chunks(draws: np.ndarray, starts: np.ndarray, wanted: list[int]) -> np.ndarray:
+    """The records (positions) in chunks ``wanted`` (ascending) of the order of ``draws``, chunk
+    after chunk, each ascending; chunk c holds the places ``[starts[c], starts[c + 1])`` of
+    ``argsort(draws, kind="stable")`` (``starts[0] == 0``, ascending; a repeated start is an
+    empty chunk).
+
+    The same records as sorting would give, found without sorting them all (sorting is most of
+    an epoch's plan otherwise): records are counted into buckets by the top bits of their draws,
+    so bucket b's records take places ``[low[b], high[b])`` in order. A bucket inside one chunk
+    needs no order at all; only the few buckets a chunk start falls inside are sorted, ties in
+    draws by position like the stable sort.
+    """
+    # About four records a bucket, and buckets enough that few hold a chunk start.
+    bits = min(max(draws.size // 4, 2 * starts.size).bit_length(), 20)
+    # The top bits, with the sign bit clear: the same numbers as int64, without a copy.
+    bucket = (draws >> np.uint64(64 - bits)).view(np.int64)
+    sizes = np.bincount(bucket, minlength=1 << bits)
+    high = np.cumsum(sizes)
+    low = high - sizes
+    # Each record's key: the number of its chunk among the wanted ones; `others` (sorted after
+    # them) for a chunk not wanted, `inside` for a bucket a chunk start falls inside.
+    others, inside = len(wanted), len(wanted) + 1
+    number = np.full(starts.size, others, dtype=np.min_scalar_type(inside))
+    number[wanted] = np.arange(len(wanted))
+    # A bucket's first place is in the last chunk starting at or before it (a repeated start
+    # is an empty chunk).
+    passed = np.cumsum(np.bincount(np.searchsorted(low, starts), minlength=low.size)[: low.size])
+    table = number[passed - 1]
+    holder = np.searchsorted(high, starts, "right")
+    split = holder[(holder < low.size) & (low[np.minimum(holder, low.size - 1)] < starts)]
+    table[split] = inside
+    keys = table[bucket]
+    if split.size:
+        members = np.flatnonzero(keys == inside)
+        ordered = members[np.argsort(draws[members], kind="stable")]
+        buckets = bucket[ordered]
+        places = low[buckets] + np.arange(ordered.size) - np.searchsorted(buckets, buckets)
+        keys[ordered] = number[np.searchsorted(starts, places, "right") - 1]
+    # A stable sort of small keys is a radix sort: each chunk's records stay ascending.
+    return np.argsort(keys, kind="stable")[: np.count_nonzero(keys < others)]
+
+
+def _merge(windows: list[list[tuple]], options: LoaderOptions, epoch: int) -> list[tuple]:
+    """All builds' windows in one sequence: (source, window)."""
     due = [
         (np.arange(len(own)) + _uniform(len(own), options.seed, epoch, _MIXTURE, source)) / weight
         for source, (own, weight) in enumerate(zip(windows, options.weights, strict=True))
     ]
     order = np.argsort(np.concatenate([np.zeros(0), *due]), kind="stable")
-    flat = [(source, unit, groups) for source, own in enumerate(windows) for unit, groups in own]
+    flat = [(source, window) for source, own in enumerate(windows) for window in own]
     return [flat[i] for i in order.tolist()]
 
 
