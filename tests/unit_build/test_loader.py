@@ -364,11 +364,11 @@ def test_chunks_of_the_order_equal_those_of_a_stable_sort(draws, cuts, pick, buc
     start falls in a bucket."""
     draws = np.array(draws, dtype=np.uint64)
     starts = np.array([0, *sorted(min(cut, draws.size) for cut in cuts)])
-    wanted = [c for c in range(starts.size) if pick >> c & 1]
+    wanted = np.array([c for c in range(starts.size) if pick >> c & 1], dtype=np.int64)
     places = np.empty(draws.size, dtype=np.int64)
     places[np.argsort(draws, kind="stable")] = np.arange(draws.size)
     chunk = np.searchsorted(starts, places, "right") - 1
-    expected = [i for c in wanted for i in np.flatnonzero(chunk == c).tolist()]
+    expected = [i for c in wanted.tolist() for i in np.flatnonzero(chunk == c).tolist()]
     with mock.patch.object(loader_module, "_SORTED_BELOW", 0 if bucketed else 10**9):
         assert loader_module._chunks(draws, starts, wanted).tolist() == expected
 

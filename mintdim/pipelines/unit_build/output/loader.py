@@ -342,28 +342,23 @@ def _windows(
     for unit_size, count in counts.items():
         size = options.unit_batch_size(unit_size)
         whole = count // (size * ranks)
+        cut = whole * ranks * size
         # The shuffled records are cut into chunks: group g's batch for rank r is chunk
-        # g * ranks + r; then the leftover, split among the ranks, or one chunk nobody takes.
-        starts = np.arange(whole * ranks) * size
-        mine = list(range(rank, whole * ranks, ranks))
-        shares = [size] * whole
-        leftover = count - whole * ranks * size
-        if leftover and not options.drop_last:
-            share, more = divmod(leftover, ranks)
-            extra = np.arange(ranks)
-            starts = np.append(
-                starts, whole * ranks * size + extra * share + np.minimum(extra, more)
-            )
-            mine.append(whole * ranks + rank)
-            shares.append(share + (rank < more))
-        elif leftover:
-            starts = np.append(starts, whole * ranks * size)
-        if not shares:
+        # g * ranks + r; then the leftover, split among the ranks (chunk whole * ranks + r is
+        # rank r's share), or one chunk nobody takes.
+        kept = count > cut and not options.drop_last
+        if not whole + kept:
             continue
+        batches = [(group * size, (group + 1) * size) for group in range(whole)]
+        tail = [cut] if count > cut else []
+        if kept:
+            share, more = divmod(count - cut, ranks)
+            tail = [cut + r * share + min(r, more) for r in range(ranks)]
+            batches.append((whole * size, whole * size + share + (rank < more)))
+        starts = np.concatenate((np.arange(0, cut, size), np.array(tail, dtype=np.int64)))
+        mine = np.arange(rank, (whole + kept) * ranks, ranks)
         draws = _draws(count, options.seed, epoch, _RECORDS, source, unit_size)
         records = _chunks(draws, starts, mine)
-        ends = np.cumsum(shares).tolist()
-        batches = list(zip([0, *ends[:-1]], ends, strict=True))
         steps = options.accum_steps
         windows += [
             (unit_size, records, batches[i : i + steps]) for i in range(0, len(batches), steps)
@@ -372,7 +367,7 @@ def _windows(
     return [windows[i] for i in shuffle.tolist()]
 
 
-def _chunks(draws: np.ndarray, starts: np.ndarray, wanted: list[int]) -> np.ndarray:
+def _chunks(draws: np.ndarray, starts: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     """The records (positions) in chunks ``wanted`` (ascending) of the order of ``draws``, chunk
     after chunk, each ascending; chunk c holds the places ``[starts[c], starts[c + 1])`` of
     ``argsort(draws, kind="stable")`` (``starts[0] == 0``, ascending; a repeated start is an
@@ -384,7 +379,7 @@ def _chunks(draws: np.ndarray, starts: np.ndarray, wanted: list[int]) -> np.ndar
     number[wanted] = np.arange(others)
     if draws.size < _SORTED_BELOW:
         keys = np.empty(draws.size, dtype=number.dtype)
-        chunk_sizes = np.diff(starts, append=draws.size)
+        chunk_sizes = np.append(starts[1:], draws.size) - starts
         keys[np.argsort(draws, kind="stable")] = np.repeat(number, chunk_sizes)
     else:
         keys = _bucketed_keys(draws, starts, number)
