@@ -19,7 +19,6 @@ import sys
 from collections import Counter
 from functools import cached_property
 from pathlib import Path
-from unittest import mock
 
 import numpy as np
 import pytest
@@ -317,13 +316,10 @@ def _documented_plan(unit_counts, options, epoch) -> list[tuple]:
     drop_last=st.booleans(),
     seed=st.integers(0, 2**63),
     epoch=st.integers(0, 10**6),
-    bucketed=st.booleans(),
 )
 def test_the_plan_is_the_documented_order(
-    unit_counts, sizing, world_size, rank_seed, accum_steps, drop_last, seed, epoch, bucketed
+    unit_counts, sizing, world_size, rank_seed, accum_steps, drop_last, seed, epoch
 ):
-    """The same batches as sorting every unit's draws, whether a unit's records are sorted
-    (small units) or bucketed (``bucketed``: every unit, however small)."""
     options = LoaderOptions(
         batch_size=sizing[0],
         tokens_per_batch=sizing[1],
@@ -337,8 +333,7 @@ def test_the_plan_is_the_documented_order(
         ignore_id=-100,
         widen=False,
     )
-    with mock.patch.object(loader_module, "_SORTED_BELOW", 0 if bucketed else 10**9):
-        plan = epoch_plan(unit_counts, options, epoch)
+    plan = epoch_plan(unit_counts, options, epoch)
     got = [(p.source, p.unit_size, p.positions.tolist(), p.step_end) for p in plan]
     assert got == _documented_plan(unit_counts, options, epoch)
 
@@ -356,12 +351,10 @@ def test_the_plan_is_the_documented_order(
     ),
     cuts=st.lists(st.integers(0, 200), max_size=12),
     pick=st.integers(0, 2**12 - 1),
-    bucketed=st.booleans(),
 )
-def test_chunks_of_the_order_equal_those_of_a_stable_sort(draws, cuts, pick, bucketed):
-    """The chunks of the draws' stable order, sorted or found without sorting every record
-    (``bucketed``), even where draws tie (the stable sort orders ties by position) or a chunk
-    start falls in a bucket."""
+def test_chunks_of_the_order_equal_those_of_a_stable_sort(draws, cuts, pick):
+    """The chunks of the draws' stable order, found without sorting every record, even where
+    draws tie (the stable sort orders ties by position) or a chunk start falls in a bucket."""
     draws = np.array(draws, dtype=np.uint64)
     starts = np.array([0, *sorted(min(cut, draws.size) for cut in cuts)])
     wanted = np.array([c for c in range(starts.size) if pick >> c & 1], dtype=np.int64)
@@ -369,8 +362,7 @@ def test_chunks_of_the_order_equal_those_of_a_stable_sort(draws, cuts, pick, buc
     places[np.argsort(draws, kind="stable")] = np.arange(draws.size)
     chunk = np.searchsorted(starts, places, "right") - 1
     expected = [i for c in wanted.tolist() for i in np.flatnonzero(chunk == c).tolist()]
-    with mock.patch.object(loader_module, "_SORTED_BELOW", 0 if bucketed else 10**9):
-        assert loader_module._chunks(draws, starts, wanted).tolist() == expected
+    assert loader_module._chunks(draws, starts, wanted).tolist() == expected
 
 
 def test_each_epoch_is_a_new_permutation_of_the_same_samples(sp_build):

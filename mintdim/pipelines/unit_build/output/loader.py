@@ -371,32 +371,14 @@ def _chunks(draws: np.ndarray, starts: np.ndarray, wanted: np.ndarray) -> np.nda
     """The records (positions) in chunks ``wanted`` (ascending) of the order of ``draws``, chunk
     after chunk, each ascending; chunk c holds the places ``[starts[c], starts[c + 1])`` of
     ``argsort(draws, kind="stable")`` (``starts[0] == 0``, ascending; a repeated start is an
-    empty chunk)."""
-    # Each record's key: the number of its chunk among the wanted ones, `others` (sorted after
-    # them) for a chunk not wanted.
-    others = len(wanted)
-    number = np.full(starts.size, others, dtype=np.min_scalar_type(others + 1))
-    number[wanted] = np.arange(others)
-    if draws.size < _SORTED_BELOW:
-        keys = np.empty(draws.size, dtype=number.dtype)
-        chunk_sizes = np.append(starts[1:], draws.size) - starts
-        keys[np.argsort(draws, kind="stable")] = np.repeat(number, chunk_sizes)
-    else:
-        keys = _bucketed_keys(draws, starts, number)
-    # A stable sort of small keys is a radix sort: each chunk's records stay ascending.
-    return np.argsort(keys, kind="stable")[: np.count_nonzero(keys < others)]
+    empty chunk).
 
-
-_SORTED_BELOW = 4096
-"""Units with fewer records are sorted: below this, a sort costs less than the buckets."""
-
-
-def _bucketed_keys(draws: np.ndarray, starts: np.ndarray, number: np.ndarray) -> np.ndarray:
-    """``number[chunk]`` for each record, found without sorting them all (sorting was most of an
-    epoch's plan): records are counted into buckets by the top bits of their draws, so bucket
+    The same records as sorting would give, found without sorting them all (sorting was most of
+    an epoch's plan): records are counted into buckets by the top bits of their draws, so bucket
     b's records take places ``[low[b], high[b])`` in order. A bucket inside one chunk needs no
     order at all; only the few buckets a chunk start falls inside are sorted, ties in draws by
-    position like the stable sort."""
+    position like the stable sort.
+    """
     # About four records a bucket, and buckets enough that few hold a chunk start.
     bits = min(max(draws.size // 4, 2 * starts.size).bit_length(), 20)
     # The top bits, with the sign bit clear: the same numbers as int64, without a copy.
@@ -404,13 +386,17 @@ def _bucketed_keys(draws: np.ndarray, starts: np.ndarray, number: np.ndarray) ->
     sizes = np.bincount(bucket, minlength=1 << bits)
     high = np.cumsum(sizes)
     low = high - sizes
+    # Each record's key: the number of its chunk among the wanted ones; `others` (sorted after
+    # them) for a chunk not wanted, `inside` for a bucket a chunk start falls inside.
+    others, inside = len(wanted), len(wanted) + 1
+    number = np.full(starts.size, others, dtype=np.min_scalar_type(inside))
+    number[wanted] = np.arange(len(wanted))
     # A bucket's first place is in the last chunk starting at or before it (a repeated start
-    # is an empty chunk); `inside` marks the buckets a chunk start falls inside.
+    # is an empty chunk).
     passed = np.cumsum(np.bincount(np.searchsorted(low, starts), minlength=low.size)[: low.size])
     table = number[passed - 1]
     holder = np.searchsorted(high, starts, "right")
     split = holder[(holder < low.size) & (low[np.minimum(holder, low.size - 1)] < starts)]
-    inside = np.iinfo(number.dtype).max
     table[split] = inside
     keys = table[bucket]
     if split.size:
@@ -419,7 +405,8 @@ def _bucketed_keys(draws: np.ndarray, starts: np.ndarray, number: np.ndarray) ->
         buckets = bucket[ordered]
         places = low[buckets] + np.arange(ordered.size) - np.searchsorted(buckets, buckets)
         keys[ordered] = number[np.searchsorted(starts, places, "right") - 1]
-    return keys
+    # A stable sort of small keys is a radix sort: each chunk's records stay ascending.
+    return np.argsort(keys, kind="stable")[: np.count_nonzero(keys < others)]
 
 
 def _merge(windows: list[list[tuple]], options: LoaderOptions, epoch: int) -> list[tuple]:
