@@ -379,8 +379,8 @@ def _chunks(draws: np.ndarray, starts: np.ndarray, wanted: np.ndarray) -> np.nda
     order at all; only the few buckets a chunk start falls inside are sorted, ties in draws by
     position like the stable sort.
     """
-    # About four records a bucket, and buckets enough that few hold a chunk start.
-    bits = min(max(draws.size // 4, 2 * starts.size).bit_length(), 20)
+    # About 16 records a bucket (a small table), and buckets enough that few hold a chunk start.
+    bits = min(max(draws.size // 16, 2 * starts.size).bit_length(), 20)
     # The top bits, with the sign bit clear: the same numbers as int64, without a copy.
     bucket = (draws >> np.uint64(64 - bits)).view(np.int64)
     sizes = np.bincount(bucket, minlength=1 << bits)
