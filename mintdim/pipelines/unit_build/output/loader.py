@@ -405,12 +405,17 @@ def _chunks(draws: np.ndarray, starts: np.ndarray, wanted: np.ndarray) -> np.nda
         buckets = bucket[ordered]
         places = low[buckets] + np.arange(ordered.size) - np.searchsorted(buckets, buckets)
         keys[ordered] = number[np.searchsorted(starts, places, "right") - 1]
+    if others == 1:
+        return np.flatnonzero(keys == 0)
     # A stable sort of small keys is a radix sort: each chunk's records stay ascending.
     return np.argsort(keys, kind="stable")[: np.count_nonzero(keys < others)]
 
 
 def _merge(windows: list[list[tuple]], options: LoaderOptions, epoch: int) -> list[tuple]:
     """All builds' windows in one sequence: (source, window)."""
+    if len(windows) == 1:
+        # One build's due times (k + u) / weight grow with k: its windows keep their order.
+        return [(0, window) for window in windows[0]]
     due = [
         (np.arange(len(own)) + _uniform(len(own), options.seed, epoch, _MIXTURE, source)) / weight
         for source, (own, weight) in enumerate(zip(windows, options.weights, strict=True))
