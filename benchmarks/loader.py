@@ -22,10 +22,11 @@ the baseline gets that epoch's batches for free. Two pairs are timed:
 
 The sides alternate within each round (the order flips every round); each timing covers
 ``--passes`` epochs. Per round: the loader's own cost per batch, (loader time - baseline time) /
-batches, in microseconds (the target is at most 25), and the ratio loader/baseline time. The
-figures are the medians over rounds of these paired values (the machine may be shared: take
-enough rounds), with tokens/s (record slots read per second) of each side. Before timing, every
-epoch's loader batches are checked byte for byte against the slices.
+batches, in microseconds (the target is at most 25), by the wall clock and by this thread's CPU
+time (which a machine shared with other work disturbs less: time spent waiting for a core is not
+counted), and the ratio loader/baseline wall time. The figures are the medians over rounds of
+these paired values (take enough rounds), with tokens/s (record slots read per second) of each
+side. Before timing, every epoch's loader batches are checked byte for byte against the slices.
 """
 
 from __future__ import annotations
@@ -125,6 +126,12 @@ def with_loader(loader: mintdim.UnitLoader, labels: bool) -> Iterator[np.ndarray
         yield batch.input_ids
 
 
+def quartiles(values: list[float]) -> tuple[float, float]:
+    """The first and third quartiles: how far single rounds scatter around the median."""
+    cuts = statistics.quantiles(values, n=4)
+    return cuts[0], cuts[2]
+
+
 def measure(out: Path, tokens_per_batch: int, rounds: int, passes: int) -> dict:
     for shard in out.glob("unit_*/*"):
         warm_page_cache(shard)
@@ -148,13 +155,14 @@ def measure(out: Path, tokens_per_batch: int, rounds: int, passes: int) -> dict:
     results = {}
     timed = itertools.cycle(pool)
     for labels in (False, True):
-        times: dict[str, list[float]] = {"loader": [], "memmap": []}
+        # Per side: wall seconds and this thread's CPU seconds of every timing.
+        times: dict[str, list[tuple[float, float]]] = {"loader": [], "memmap": []}
         for number in range(rounds):
             round_epochs = [next(timed) for _ in range(passes)]
             sides = ["loader", "memmap"] if number % 2 == 0 else ["memmap", "loader"]
             for side in sides:
                 slots = 0
-                started = time.perf_counter()
+                started, cpu = time.perf_counter(), time.thread_time()
                 for epoch in round_epochs:
                     if side == "loader":
                         loader.set_epoch(epoch)
@@ -162,19 +170,21 @@ def measure(out: Path, tokens_per_batch: int, rounds: int, passes: int) -> dict:
                     else:
                         batches = by_hand(*epochs[epoch], labels)
                     slots += sum(ids.size for ids in batches)
-                times[side].append(time.perf_counter() - started)
-        own = [
-            (a - b) / (count * passes) * 1e6
-            for a, b in zip(times["loader"], times["memmap"], strict=True)
-        ]
-        ratios = [a / b for a, b in zip(times["loader"], times["memmap"], strict=True)]
+                times[side].append((time.perf_counter() - started, time.thread_time() - cpu))
+        pairs = list(zip(times["loader"], times["memmap"], strict=True))
+        own = {
+            clock: [(a[i] - b[i]) / (count * passes) * 1e6 for a, b in pairs]
+            for i, clock in enumerate(("wall", "cpu"))
+        }
         results["+labels" if labels else "read"] = {
-            "loader_tokens_per_s": slots / statistics.median(times["loader"]),
-            "memmap_tokens_per_s": slots / statistics.median(times["memmap"]),
-            "own_us_per_batch_median": statistics.median(own),
-            "own_us_per_batch": [round(u, 1) for u in own],
-            "ratio_median": statistics.median(ratios),
-            "ratios": [round(r, 3) for r in ratios],
+            "loader_tokens_per_s": slots / statistics.median(a[0] for a, _ in pairs),
+            "memmap_tokens_per_s": slots / statistics.median(b[0] for _, b in pairs),
+            "ratio_median": statistics.median(a[0] / b[0] for a, b in pairs),
+            **{
+                f"own_{clock}_us_per_batch_median": statistics.median(v) for clock, v in own.items()
+            },
+            **{f"own_{clock}_us_per_batch_quartiles": quartiles(v) for clock, v in own.items()},
+            **{f"own_{clock}_us_per_batch": [round(u, 1) for u in v] for clock, v in own.items()},
         }
     # The plan alone, for the record: part of the loader's time above.
     plans = []
@@ -222,11 +232,15 @@ def main(argv: list[str] | None = None) -> None:
             print(
                 f"  {pair:8s} loader {figures['loader_tokens_per_s'] / 1e6:8.1f}M tok/s   "
                 f"memmap {figures['memmap_tokens_per_s'] / 1e6:8.1f}M tok/s   "
-                f"loader/memmap time {figures['ratio_median']:.3f}\n"
-                f"           loader's own cost {figures['own_us_per_batch_median']:+.1f} us a "
-                f"batch (median of {len(figures['ratios'])} paired rounds: "
-                f"{figures['own_us_per_batch']})"
+                f"loader/memmap time {figures['ratio_median']:.3f}"
             )
+            for clock in ("wall", "cpu"):
+                low, high = figures[f"own_{clock}_us_per_batch_quartiles"]
+                print(
+                    f"           loader's own cost a batch, {clock:4s} "
+                    f"{figures[f'own_{clock}_us_per_batch_median']:+7.1f} us "
+                    f"(median of {args.rounds} paired rounds; quartiles {low:+.1f}, {high:+.1f})"
+                )
     report["load_after"] = loadavg()
     print(json.dumps(report["machine"]), f"load {report['load_before']} -> {report['load_after']}")
     if args.json:
