@@ -338,31 +338,42 @@ def test_the_plan_is_the_documented_order(
     assert got == _documented_plan(unit_counts, options, epoch)
 
 
+_unit_draws = st.lists(
+    st.one_of(
+        st.integers(0, 2**64 - 1),
+        # Ties, and draws that differ only below any bucket's bits.
+        st.sampled_from([0, 1, 2**63, 2**63 + 1, 2**64 - 1]),
+    ),
+    min_size=1,
+    max_size=150,
+)
+
+
 @settings(max_examples=300, deadline=None)
 @given(
-    draws=st.lists(
-        st.one_of(
-            st.integers(0, 2**64 - 1),
-            # Ties, and draws that differ only below any bucket's bits.
-            st.sampled_from([0, 1, 2**63, 2**63 + 1, 2**64 - 1]),
-        ),
-        min_size=1,
-        max_size=200,
-    ),
-    cuts=st.lists(st.integers(0, 200), max_size=12),
-    pick=st.integers(0, 2**12 - 1),
+    units=st.lists(
+        st.tuples(_unit_draws, st.lists(st.integers(0, 150), max_size=10), st.integers(0, 2**11)),
+        max_size=3,
+    )
 )
-def test_chunks_of_the_order_equal_those_of_a_stable_sort(draws, cuts, pick):
-    """The chunks of the draws' stable order, found without sorting every record, even where
-    draws tie (the stable sort orders ties by position) or a chunk start falls in a bucket."""
-    draws = np.array(draws, dtype=np.uint64)
-    starts = np.array([0, *sorted(min(cut, draws.size) for cut in cuts)])
-    wanted = np.array([c for c in range(starts.size) if pick >> c & 1], dtype=np.int64)
-    places = np.empty(draws.size, dtype=np.int64)
-    places[np.argsort(draws, kind="stable")] = np.arange(draws.size)
-    chunk = np.searchsorted(starts, places, "right") - 1
-    expected = [i for c in wanted.tolist() for i in np.flatnonzero(chunk == c).tolist()]
-    assert loader_module._chunks(draws, starts, wanted).tolist() == expected
+def test_chunks_of_the_order_equal_those_of_a_stable_sort(units):
+    """The chunks of each unit's stable order of its draws, found for several units at once
+    without sorting every record, even where draws tie (the stable sort orders ties by position)
+    or a chunk start falls in a bucket."""
+    draws, starts, wanted, expected = [], [], [], []
+    for values, cuts, pick in units:
+        own = np.array(values, dtype=np.uint64)
+        bounds = np.array([0, *sorted(min(cut, own.size) for cut in cuts)])
+        chosen = np.array([c for c in range(bounds.size) if pick >> c & 1], dtype=np.int64)
+        places = np.empty(own.size, dtype=np.int64)
+        places[np.argsort(own, kind="stable")] = np.arange(own.size)
+        chunk = np.searchsorted(bounds, places, "right") - 1
+        expected.append([i for c in chosen.tolist() for i in np.flatnonzero(chunk == c).tolist()])
+        draws.append(own)
+        starts.append(bounds)
+        wanted.append(chosen)
+    got = loader_module._chunks(draws, starts, wanted)
+    assert [records.tolist() for records in got] == expected
 
 
 def test_each_epoch_is_a_new_permutation_of_the_same_samples(sp_build):

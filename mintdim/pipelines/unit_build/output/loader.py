@@ -338,7 +338,7 @@ def _windows(
     """One build's optimiser-step windows in shuffled order: (unit_size, this rank's records of
     the unit, each of the window's batches as a slice ``(start, stop)`` of them)."""
     ranks, rank = options.world_size, options.rank
-    windows = []
+    units, draws, starts, wanted = [], [], [], []
     for unit_size, count in counts.items():
         size = options.unit_batch_size(unit_size)
         whole = count // (size * ranks)
@@ -355,11 +355,13 @@ def _windows(
             share, more = divmod(count - cut, ranks)
             tail = [cut + r * share + min(r, more) for r in range(ranks)]
             batches.append((whole * size, whole * size + share + (rank < more)))
-        starts = np.concatenate((np.arange(0, cut, size), np.array(tail, dtype=np.int64)))
-        mine = np.arange(rank, (whole + kept) * ranks, ranks)
-        draws = _draws(count, options.seed, epoch, _RECORDS, source, unit_size)
-        records = _chunks(draws, starts, mine)
-        steps = options.accum_steps
+        units.append((unit_size, batches))
+        draws.append(_draws(count, options.seed, epoch, _RECORDS, source, unit_size))
+        starts.append(np.concatenate((np.arange(0, cut, size), np.array(tail, dtype=np.int64))))
+        wanted.append(np.arange(rank, (whole + kept) * ranks, ranks))
+    windows = []
+    steps = options.accum_steps
+    for (unit_size, batches), records in zip(units, _chunks(draws, starts, wanted), strict=True):
         windows += [
             (unit_size, records, batches[i : i + steps]) for i in range(0, len(batches), steps)
         ]
@@ -367,48 +369,69 @@ def _windows(
     return [windows[i] for i in shuffle.tolist()]
 
 
-def _chunks(draws: np.ndarray, starts: np.ndarray, wanted: np.ndarray) -> np.ndarray:
-    """The records (positions) in chunks ``wanted`` (ascending) of the order of ``draws``, chunk
-    after chunk, each ascending; chunk c holds the places ``[starts[c], starts[c + 1])`` of
-    ``argsort(draws, kind="stable")`` (``starts[0] == 0``, ascending; a repeated start is an
-    empty chunk).
+def _chunks(
+    draws: list[np.ndarray], starts: list[np.ndarray], wanted: list[np.ndarray]
+) -> list[np.ndarray]:
+    """Per unit u, the records (positions) in chunks ``wanted[u]`` (ascending) of the order of
+    ``draws[u]``, chunk after chunk, each ascending; chunk c holds the places
+    ``[starts[u][c], starts[u][c + 1])`` of ``argsort(draws[u], kind="stable")``
+    (``starts[u][0] == 0``, ascending; a repeated start is an empty chunk).
 
     The same records as sorting would give, found without sorting them all (sorting was most of
     an epoch's plan): records are counted into buckets by the top bits of their draws, so bucket
     b's records take places ``[low[b], high[b])`` in order. A bucket inside one chunk needs no
     order at all; only the few buckets a chunk start falls inside are sorted, ties in draws by
-    position like the stable sort.
+    position like the stable sort. The units are done together (the fixed cost of each step
+    is paid once), one after another in buckets, places and chunks.
     """
-    # About 16 records a bucket (a small table), and buckets enough that few hold a chunk start.
-    bits = min(max(draws.size // 16, 2 * starts.size).bit_length(), 20)
-    # The top bits, with the sign bit clear: the same numbers as int64, without a copy.
-    bucket = (draws >> np.uint64(64 - bits)).view(np.int64)
-    sizes = np.bincount(bucket, minlength=1 << bits)
+    if not draws:
+        return []
+    offsets = [0, *itertools.accumulate(unit.size for unit in draws)]
+    bucket = np.empty(offsets[-1], dtype=np.int64)
+    buckets = 0
+    for unit, (lo, hi) in enumerate(itertools.pairwise(offsets)):
+        # About 16 records a bucket (a small table), and buckets enough that few hold a start.
+        bits = min(max((hi - lo) // 16, 2 * starts[unit].size).bit_length(), 20)
+        # The top bits (the sign bit clear: the same numbers in the int64 buffer), after the
+        # buckets of the units before.
+        part = bucket[lo:hi]
+        np.right_shift(draws[unit], np.uint64(64 - bits), out=part.view(np.uint64))
+        part += buckets
+        buckets += 1 << bits
+    sizes = np.bincount(bucket, minlength=buckets)
     high = np.cumsum(sizes)
     low = high - sizes
+    places = np.concatenate([offset + own for offset, own in zip(offsets, starts, strict=False)])
     # Each record's key: the number of its chunk among the wanted ones; `others` (sorted after
     # them) for a chunk not wanted, `inside` for a bucket a chunk start falls inside.
-    others, inside = len(wanted), len(wanted) + 1
-    number = np.full(starts.size, others, dtype=np.min_scalar_type(inside))
-    number[wanted] = np.arange(len(wanted))
+    first_chunks = itertools.accumulate((own.size for own in starts), initial=0)
+    picked = np.concatenate([first + own for first, own in zip(first_chunks, wanted, strict=False)])
+    others, inside = picked.size, picked.size + 1
+    number = np.full(places.size, others, dtype=np.min_scalar_type(inside))
+    number[picked] = np.arange(others)
     # A bucket's first place is in the last chunk starting at or before it (a repeated start
-    # is an empty chunk).
-    passed = np.cumsum(np.bincount(np.searchsorted(low, starts), minlength=low.size)[: low.size])
+    # is an empty chunk); a chunk start strictly inside the bucket splits it.
+    passed = np.searchsorted(places, low, "right")
     table = number[passed - 1]
-    holder = np.searchsorted(high, starts, "right")
-    split = holder[(holder < low.size) & (low[np.minimum(holder, low.size - 1)] < starts)]
-    table[split] = inside
+    table[np.searchsorted(places, high, "left") > passed] = inside
     keys = table[bucket]
-    if split.size:
-        members = np.flatnonzero(keys == inside)
-        ordered = members[np.argsort(draws[members], kind="stable")]
-        buckets = bucket[ordered]
-        places = low[buckets] + np.arange(ordered.size) - np.searchsorted(buckets, buckets)
-        keys[ordered] = number[np.searchsorted(starts, places, "right") - 1]
-    if others == 1:
-        return np.flatnonzero(keys == 0)
-    # A stable sort of small keys is a radix sort: each chunk's records stay ascending.
-    return np.argsort(keys, kind="stable")[: np.count_nonzero(keys < others)]
+    members = np.flatnonzero(keys == inside)
+    if members.size:
+        # By bucket (so by unit), then draw; lexsort is stable: ties stay by position.
+        unit_of = np.searchsorted(offsets, members, "right") - 1
+        member_draws = np.concatenate(
+            [draws[u][members[unit_of == u] - offsets[u]] for u in np.unique(unit_of).tolist()]
+        )
+        ordered = members[np.lexsort((member_draws, bucket[members]))]
+        held = bucket[ordered]
+        place = low[held] + np.arange(ordered.size) - np.searchsorted(held, held)
+        keys[ordered] = number[np.searchsorted(places, place, "right") - 1]
+    result = []
+    for lo, hi in itertools.pairwise(offsets):
+        own = keys[lo:hi]
+        # A stable sort of small keys is a radix sort: each chunk's records stay ascending.
+        result.append(np.argsort(own, kind="stable")[: np.count_nonzero(own < others)])
+    return result
 
 
 def _merge(windows: list[list[tuple]], options: LoaderOptions, epoch: int) -> list[tuple]:
