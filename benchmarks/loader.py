@@ -1,7 +1,7 @@
 """The training loader against bare ``np.memmap`` slicing of the same shards, from the page cache.
 
     python benchmarks/loader.py                      # 100,000 samples, short and long, 15 rounds
-    python benchmarks/loader.py --samples 50000 --tokens-per-batch 65536 --rounds 31
+    python benchmarks/loader.py --samples 50000 --tokens-per-batch 65536 --rounds 201 --passes 1
 
 Two builds of the same generated Alpaca-form input (``generate.py``) with the bundled
 SentencePiece demo model: *short* (template ``{instruction}``, units 16-256) and *long* (the
