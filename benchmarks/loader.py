@@ -1,7 +1,7 @@
 """The training loader against bare ``np.memmap`` slicing of the same shards, from the page cache.
 
-    python benchmarks/loader.py                      # 100,000 samples, short and long, 7 rounds
-    python benchmarks/loader.py --samples 300000 --tokens-per-batch 32768 --rounds 9
+    python benchmarks/loader.py                      # 100,000 samples, short and long, 15 rounds
+    python benchmarks/loader.py --samples 50000 --tokens-per-batch 65536 --rounds 201 --passes 1
 
 Two builds of the same generated Alpaca-form input (``generate.py``) with the bundled
 SentencePiece demo model: *short* (template ``{instruction}``, units 16-256) and *long* (the
@@ -11,7 +11,9 @@ the page cache.
 Per build, one epoch of ``build.loader(tokens_per_batch=...)`` is timed against the baseline a
 user would write by hand: the *same batches* (same records, same order; worked out before timing
 from the loader's sample ids and the unit indexes) sliced out of ``np.memmap`` views of the shard
-files, one fancy index per shard a batch touches. Two pairs are timed:
+files, one fancy index per shard a batch touches. Every timed loader epoch is one it has not
+planned yet (``set_epoch`` to a new epoch), as in training, so its cost includes the epoch's plan;
+the baseline gets that epoch's batches for free. Two pairs are timed:
 
 * ``read``: the loader yielding its batches (input_ids, sample_ids, lengths) against the slices;
 * ``+labels``: both sides also build int64 ``labels`` (PAD -> -100) and an int64
@@ -19,17 +21,23 @@ files, one fancy index per shard a batch touches. Two pairs are timed:
   numpy expressions written out.
 
 The sides alternate within each round (the order flips every round); each timing covers
-``--passes`` epochs, and the figures are medians over rounds: tokens/s (record slots read per second) of each side and the median of the
-per-round ratios loader/baseline time (1.00 = as fast as the bare slicing; the target is <= 1.10).
+``--passes`` epochs. Per round: the loader's own cost per batch, (loader time - baseline time) /
+batches, in microseconds (the target is at most 25), by the wall clock and by this thread's CPU
+time (which a machine shared with other work disturbs less: time spent waiting for a core is not
+counted), and the ratio loader/baseline wall time. The figures are the medians over rounds of
+these paired values (take enough rounds), with tokens/s (record slots read per second) of each
+side. Before timing, every epoch's loader batches are checked byte for byte against the slices.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import statistics
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -96,8 +104,8 @@ def baseline_batches(out: Path, batches: list[tuple[int, np.ndarray]]) -> list:
     return plan
 
 
-def by_hand(plan: list, lengths: list[np.ndarray], labels: bool) -> int:
-    slots = 0
+def by_hand(plan: list, lengths: list[np.ndarray], labels: bool) -> Iterator[np.ndarray]:
+    """Each batch's input_ids, sliced by hand (and its labels and mask built, when asked)."""
     for groups, length in zip(plan, lengths, strict=True):
         parts = [mapped[rows] for mapped, rows in groups]
         ids = parts[0] if len(parts) == 1 else np.concatenate(parts)
@@ -106,60 +114,100 @@ def by_hand(plan: list, lengths: list[np.ndarray], labels: bool) -> int:
             target = ids.astype(np.int64)
             target[~keep] = -100
             keep.astype(np.int64)
-        slots += ids.size
-    return slots
+        yield ids
 
 
-def with_loader(loader: mintdim.UnitLoader, labels: bool) -> int:
-    slots = 0
+def with_loader(loader: mintdim.UnitLoader, labels: bool) -> Iterator[np.ndarray]:
+    """Each batch's input_ids from the loader (and its labels and mask, when asked)."""
     for batch in loader:
         if labels:
             batch.labels  # noqa: B018 - computing them is what is timed
             batch.attention_mask  # noqa: B018
-        slots += batch.input_ids.size
-    return slots
+        yield batch.input_ids
+
+
+def quartiles(values: list[float]) -> tuple[float, float]:
+    """The first and third quartiles: how far single rounds scatter around the median."""
+    cuts = statistics.quantiles(values, n=4)
+    return cuts[0], cuts[2]
 
 
 def measure(out: Path, tokens_per_batch: int, rounds: int, passes: int) -> dict:
     for shard in out.glob("unit_*/*"):
         warm_page_cache(shard)
     loader = mintdim.open_build(out).loader(tokens_per_batch=tokens_per_batch)
-    started = time.perf_counter()
-    count = len(loader)  # the epoch's plan
-    plan_seconds = time.perf_counter() - started
-    batches = [(b.unit_size, b.sample_ids) for b in loader]
-    lengths = [b.lengths for b in loader]
-    plan = baseline_batches(out, batches)
+    # Timings cycle through passes + 1 epochs, so the timed loader never starts a timing in the
+    # epoch it already holds: it plans every epoch it reads. The baseline's batches of each
+    # come from a second loader, before timing.
+    guide = mintdim.open_build(out).loader(tokens_per_batch=tokens_per_batch)
+    pool = range(1, passes + 2)
+    epochs = {}
+    for epoch in pool:
+        guide.set_epoch(epoch)
+        batches = list(guide)
+        epochs[epoch] = (
+            baseline_batches(out, [(b.unit_size, b.sample_ids) for b in batches]),
+            [b.lengths for b in batches],
+        )
+        by_hands = by_hand(*epochs[epoch], labels=False)
+        assert all(np.array_equal(a.input_ids, b) for a, b in zip(batches, by_hands, strict=True))
+    count = len(guide)
     results = {}
+    timed = itertools.cycle(pool)
     for labels in (False, True):
-        times: dict[str, list[float]] = {"loader": [], "memmap": []}
+        # Per side: wall seconds and this thread's CPU seconds of every timing.
+        times: dict[str, list[tuple[float, float]]] = {"loader": [], "memmap": []}
         for number in range(rounds):
+            round_epochs = [next(timed) for _ in range(passes)]
             sides = ["loader", "memmap"] if number % 2 == 0 else ["memmap", "loader"]
             for side in sides:
-                started = time.perf_counter()
-                for _ in range(passes):
+                slots = 0
+                started, cpu = time.perf_counter(), time.thread_time()
+                for epoch in round_epochs:
                     if side == "loader":
-                        slots = with_loader(loader, labels)
+                        loader.set_epoch(epoch)
+                        batches = with_loader(loader, labels)
                     else:
-                        slots = by_hand(plan, lengths, labels)
-                times[side].append((time.perf_counter() - started) / passes)
-        ratios = [a / b for a, b in zip(times["loader"], times["memmap"], strict=True)]
-        results["+labels" if labels else "read"] = {
-            "loader_tokens_per_s": slots / statistics.median(times["loader"]),
-            "memmap_tokens_per_s": slots / statistics.median(times["memmap"]),
-            "ratio_median": statistics.median(ratios),
-            "ratios": [round(r, 3) for r in ratios],
+                        batches = by_hand(*epochs[epoch], labels)
+                    slots += sum(ids.size for ids in batches)
+                times[side].append((time.perf_counter() - started, time.thread_time() - cpu))
+        pairs = list(zip(times["loader"], times["memmap"], strict=True))
+        own = {
+            clock: [(a[i] - b[i]) / (count * passes) * 1e6 for a, b in pairs]
+            for i, clock in enumerate(("wall", "cpu"))
         }
-    return {"batches": count, "slots": slots, "plan_seconds": plan_seconds, **results}
+        results["+labels" if labels else "read"] = {
+            "loader_tokens_per_s": slots / statistics.median(a[0] for a, _ in pairs),
+            "memmap_tokens_per_s": slots / statistics.median(b[0] for _, b in pairs),
+            "ratio_median": statistics.median(a[0] / b[0] for a, b in pairs),
+            **{
+                f"own_{clock}_us_per_batch_median": statistics.median(v) for clock, v in own.items()
+            },
+            **{f"own_{clock}_us_per_batch_quartiles": quartiles(v) for clock, v in own.items()},
+            **{f"own_{clock}_us_per_batch": [round(u, 1) for u in v] for clock, v in own.items()},
+        }
+    # The plan alone, for the record: part of the loader's time above.
+    plans = []
+    for _ in range(rounds):
+        loader.set_epoch(next(timed))
+        started = time.perf_counter()
+        len(loader)
+        plans.append(time.perf_counter() - started)
+    return {
+        "batches": count,
+        "slots": slots // passes,
+        "plan_seconds_median": statistics.median(plans),
+        **results,
+    }
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--samples", type=int, default=100_000)
     parser.add_argument("--tokens-per-batch", type=int, default=16384)
-    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument(
-        "--passes", type=int, default=5, help="epochs per timing (steadier figures)"
+        "--passes", type=int, default=3, help="epochs per timing (steadier figures)"
     )
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/mintdim-bench"))
     parser.add_argument("--json", type=Path, help="also write the results here")
@@ -173,17 +221,26 @@ def main(argv: list[str] | None = None) -> None:
         out = build(case, source, tokenizer, args.workdir)
         result = measure(out, args.tokens_per_batch, args.rounds, args.passes)
         report[case] = result
+        plan_us = result["plan_seconds_median"] / result["batches"] * 1e6
         print(
-            f"{case:5s} {result['batches']:6d} batches, {result['slots'] / 1e6:.1f}M slots "
-            f"(plan {result['plan_seconds'] * 1e3:.0f} ms)"
+            f"{case:5s} {result['batches']:6d} batches an epoch, {result['slots'] / 1e6:.1f}M "
+            f"slots; the epoch's plan alone {result['plan_seconds_median'] * 1e3:.2f} ms "
+            f"({plan_us:.1f} us a batch), median"
         )
         for pair in ("read", "+labels"):
             figures = result[pair]
             print(
                 f"  {pair:8s} loader {figures['loader_tokens_per_s'] / 1e6:8.1f}M tok/s   "
                 f"memmap {figures['memmap_tokens_per_s'] / 1e6:8.1f}M tok/s   "
-                f"loader/memmap time {figures['ratio_median']:.3f} (rounds {figures['ratios']})"
+                f"loader/memmap time {figures['ratio_median']:.3f}"
             )
+            for clock in ("wall", "cpu"):
+                low, high = figures[f"own_{clock}_us_per_batch_quartiles"]
+                print(
+                    f"           loader's own cost a batch, {clock:4s} "
+                    f"{figures[f'own_{clock}_us_per_batch_median']:+7.1f} us "
+                    f"(median of {args.rounds} paired rounds; quartiles {low:+.1f}, {high:+.1f})"
+                )
     report["load_after"] = loadavg()
     print(json.dumps(report["machine"]), f"load {report['load_before']} -> {report['load_after']}")
     if args.json:

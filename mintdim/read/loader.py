@@ -34,7 +34,8 @@ sampler=loader.remaining(), num_workers=2)`` works without MintDim importing tor
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator, Sequence
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -131,23 +132,16 @@ class UnitBatch:
 class _Planned:
     source: int
     unit_size: int
-    positions: np.ndarray
-    """Record positions inside the unit, ascending (sequential reads)."""
+    records: np.ndarray
+    """This rank's records of the unit in this epoch, batch after batch (shared by its batches)."""
+    start: int
+    stop: int
     step_end: bool
 
-
-@dataclass(frozen=True, slots=True)
-class _Read:
-    """A planned batch with everything but its tokens looked up, so reading it is one gather
-    per shard it touches."""
-
-    planned: _Planned
-    shards: tuple[int, ...]
-    """The shards holding its records, ascending."""
-    rows: tuple[np.ndarray, ...]
-    """Per shard, the rows to read there (in batch order: positions are sorted)."""
-    sample_ids: np.ndarray
-    lengths: np.ndarray
+    @property
+    def positions(self) -> np.ndarray:
+        """Record positions inside the unit, ascending (sequential reads)."""
+        return self.records[self.start : self.stop]
 
 
 class UnitLoader:
@@ -161,7 +155,7 @@ class UnitLoader:
         self.epoch = epoch
         self.position = position
         """Batches of this epoch already yielded by iteration (where iteration continues)."""
-        self._plan: list[_Read] | None = None
+        self._plan: list[_Planned] | None = None
         self._maps: dict[tuple[int, int, int], np.ndarray] = {}
         self._wanted: dict[int, np.ndarray] = {}
 
@@ -185,10 +179,12 @@ class UnitLoader:
         return self._read(plan[index], range(len(plan))[index])
 
     def __iter__(self) -> Iterator[UnitBatch]:
-        """The epoch's batches from the current position; a finished epoch starts over."""
+        """The epoch's batches from the current position; nothing once the epoch is finished.
+
+        A finished epoch stays finished (``set_epoch`` moves on): starting it over here would
+        train it twice after resuming from a state saved after its last batch.
+        """
         plan = self._batches()
-        if self.position >= len(plan):
-            self.position = 0
         while self.position < len(plan):
             batch = self._read(plan[self.position], self.position)
             self.position += 1
@@ -202,7 +198,10 @@ class UnitLoader:
         """A small JSON-safe dict from which ``loader(..., state=...)`` continues exactly.
 
         It resumes after ``after`` when given (a batch that came back from DataLoader workers),
-        else after the last batch this object's iteration yielded.
+        else after the last batch this object's iteration yielded. A state saved after an epoch's
+        last batch means "nothing left in this epoch": the resumed loader yields nothing until
+        ``set_epoch`` moves it on, which the usual loop does (``for epoch in range(loader.epoch,
+        epochs)``, ``set_epoch(epoch)``, then iterate).
         """
         epoch, position = (
             (self.epoch, self.position) if after is None else (after.epoch, after.position + 1)
@@ -224,53 +223,34 @@ class UnitLoader:
             "builds": [_fingerprint(build) for build in self.builds],
         }
 
-    def _batches(self) -> list[_Read]:
+    def _batches(self) -> list[_Planned]:
         if self._plan is None:
             counts = [build.units for build in self.builds]
-            self._plan = [self._lookup(p) for p in epoch_plan(counts, self.options, self.epoch)]
+            self._plan = epoch_plan(counts, self.options, self.epoch)
         return self._plan
 
-    def _lookup(self, planned: _Planned) -> _Read:
-        build = self.builds[planned.source]
-        sample_ids, lengths = build.unit_columns(planned.unit_size)
-        shards, rows = np.divmod(planned.positions, build.samples_per_shard)
-        starts = np.flatnonzero(np.diff(shards)) + 1
-        # Every batch read of this plan hands out these two arrays: nobody may change them.
-        ids, counts = sample_ids[planned.positions], lengths[planned.positions]
-        ids.flags.writeable = counts.flags.writeable = False
-        return _Read(
-            planned=planned,
-            shards=tuple(shards[np.r_[0, starts]].tolist()) if shards.size else (),
-            rows=tuple(np.split(rows, starts)) if shards.size else (),
-            sample_ids=ids,
-            lengths=counts,
+    def _read(self, planned: _Planned, position: int) -> UnitBatch:
+        source, unit, positions = planned.source, planned.unit_size, planned.positions
+        build = self.builds[source]
+        sample_ids, lengths = build.unit_columns(unit)
+        input_ids = _gather(
+            positions, build.samples_per_shard, lambda number: self._shard(source, unit, number)
         )
-
-    def _read(self, read: _Read, position: int) -> UnitBatch:
-        planned = read.planned
-        build = self.builds[planned.source]
-        unit = planned.unit_size
-        parts = [
-            self._shard(planned.source, unit, shard)[rows]
-            for shard, rows in zip(read.shards, read.rows, strict=True)
-        ]
-        if len(parts) == 1:
-            input_ids = parts[0]
-        else:
-            input_ids = np.concatenate(parts) if parts else np.empty((0, unit), build.dtype)
+        if input_ids is None:
+            input_ids = np.empty((0, unit), build.dtype)
         if self.options.widen:
             input_ids = input_ids.astype(np.int64)
         return UnitBatch(
             unit_size=unit,
-            sample_ids=read.sample_ids,
+            sample_ids=sample_ids[positions],
             input_ids=input_ids,
-            lengths=read.lengths,
-            source=planned.source,
+            lengths=lengths[positions],
+            source=source,
             epoch=self.epoch,
             position=position,
             step_end=planned.step_end,
             ignore_id=self.options.ignore_id,
-            target_mask=self._target_mask(read),
+            target_mask=None if self.options.targets is None else self._target_mask(planned),
         )
 
     def _shard(self, source: int, unit_size: int, number: int) -> np.ndarray:
@@ -279,11 +259,8 @@ class UnitLoader:
             self._maps[key] = self.builds[source].shard(unit_size, number)
         return self._maps[key]
 
-    def _target_mask(self, read: _Read) -> np.ndarray | None:
+    def _target_mask(self, planned: _Planned) -> np.ndarray:
         """bool [B, unit_size]: the positions inside a target segment, from the stored spans."""
-        if self.options.targets is None:
-            return None
-        planned = read.planned
         build = self.builds[planned.source]
         if planned.source not in self._wanted:
             # Per input file, which segment index is a target; one more column, always False,
@@ -294,16 +271,38 @@ class UnitLoader:
             for file, file_names in enumerate(names):
                 wanted[file, : len(file_names)] = [n in self.options.targets for n in file_names]
             self._wanted[planned.source] = wanted
-        parts = [
-            build.shard_spans(planned.unit_size, shard)[rows]
-            for shard, rows in zip(read.shards, read.rows, strict=True)
-        ]
-        if not parts:
+        records = _gather(
+            planned.positions,
+            build.samples_per_shard,
+            lambda number: build.shard_spans(planned.unit_size, number),
+        )
+        if records is None:
             return np.zeros((0, planned.unit_size), dtype=bool)
-        records = np.concatenate(parts)
         # Segment k holds [stop_{k-1}, stop_k): a position's segment is how many stops it passed.
         passed = records[:, None, 1:] <= np.arange(planned.unit_size)[None, :, None]
         return self._wanted[planned.source][records[:, :1], passed.sum(axis=2)]
+
+
+def _gather(
+    positions: np.ndarray, per_shard: int, shard: Callable[[int], np.ndarray]
+) -> np.ndarray | None:
+    """The rows of the records at ``positions`` (ascending) in their shards' arrays
+    (``shard(number)``), in order; None for no records."""
+    if not positions.size:
+        return None
+    first, last = int(positions[0]) // per_shard, int(positions[-1]) // per_shard
+    # np.take copies whole rows, several times faster than fancy indexing on narrow records.
+    if first == last:
+        return np.take(shard(first), positions - first * per_shard, axis=0)
+    bounds = np.arange(first + 1, last + 1) * per_shard
+    cuts = [0, *np.searchsorted(positions, bounds).tolist(), positions.size]
+    return np.concatenate(
+        [
+            np.take(shard(number), positions[start:stop] - number * per_shard, axis=0)
+            for number, (start, stop) in enumerate(itertools.pairwise(cuts), start=first)
+            if start < stop
+        ]
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -319,14 +318,16 @@ def epoch_plan(
         _windows(counts, options, epoch, source) for source, counts in enumerate(unit_counts)
     ]
     plan = []
-    for source, unit_size, groups in _merge(windows, options, epoch):
-        for number, group in enumerate(groups):
+    for source, (unit_size, records, batches) in _merge(windows, options, epoch):
+        for number, (start, stop) in enumerate(batches):
             plan.append(
                 _Planned(
                     source=source,
                     unit_size=unit_size,
-                    positions=np.sort(group[options.rank]),
-                    step_end=number == len(groups) - 1,
+                    records=records,
+                    start=start,
+                    stop=stop,
+                    step_end=number == len(batches) - 1,
                 )
             )
     return plan
@@ -334,35 +335,117 @@ def epoch_plan(
 
 def _windows(
     counts: dict[int, int], options: LoaderOptions, epoch: int, source: int
-) -> list[tuple[int, list[list[np.ndarray]]]]:
-    """One build's optimiser-step windows in shuffled order: (unit_size, groups of rank batches)."""
-    ranks = options.world_size
-    windows = []
+) -> list[tuple[int, np.ndarray, list[tuple[int, int]]]]:
+    """One build's optimiser-step windows in shuffled order: (unit_size, this rank's records of
+    the unit, each of the window's batches as a slice ``(start, stop)`` of them)."""
+    ranks, rank = options.world_size, options.rank
+    units, draws, starts, wanted = [], [], [], []
     for unit_size, count in counts.items():
-        order = _shuffled(count, options.seed, epoch, _RECORDS, source, unit_size)
         size = options.unit_batch_size(unit_size)
         whole = count // (size * ranks)
-        # groups[g][r]: rank r's batch in group g.
-        groups: list = list(order[: whole * size * ranks].reshape(whole, ranks, size))
-        leftover = order[whole * size * ranks :]
-        if leftover.size and not options.drop_last:
-            groups.append(np.array_split(leftover, ranks))
-        steps = options.accum_steps
-        windows += [(unit_size, groups[i : i + steps]) for i in range(0, len(groups), steps)]
+        cut = whole * ranks * size
+        # The shuffled records are cut into chunks: group g's batch for rank r is chunk
+        # g * ranks + r; then the leftover, split among the ranks (chunk whole * ranks + r is
+        # rank r's share), or one chunk nobody takes.
+        kept = count > cut and not options.drop_last
+        if not whole + kept:
+            continue
+        batches = [(group * size, (group + 1) * size) for group in range(whole)]
+        tail = [cut] if count > cut else []
+        if kept:
+            share, more = divmod(count - cut, ranks)
+            tail = [cut + r * share + min(r, more) for r in range(ranks)]
+            batches.append((whole * size, whole * size + share + (rank < more)))
+        units.append((unit_size, batches))
+        draws.append(_draws(count, options.seed, epoch, _RECORDS, source, unit_size))
+        starts.append(np.concatenate((np.arange(0, cut, size), np.array(tail, dtype=np.int64))))
+        wanted.append(np.arange(rank, (whole + kept) * ranks, ranks))
+    windows = []
+    steps = options.accum_steps
+    for (unit_size, batches), records in zip(units, _chunks(draws, starts, wanted), strict=True):
+        windows += [
+            (unit_size, records, batches[i : i + steps]) for i in range(0, len(batches), steps)
+        ]
     shuffle = _shuffled(len(windows), options.seed, epoch, _WINDOWS, source)
     return [windows[i] for i in shuffle.tolist()]
 
 
-def _merge(
-    windows: list[list[tuple[int, list]]], options: LoaderOptions, epoch: int
-) -> list[tuple[int, int, list]]:
-    """All builds' windows in one sequence: (source, unit_size, groups)."""
+def _chunks(
+    draws: list[np.ndarray], starts: list[np.ndarray], wanted: list[np.ndarray]
+) -> list[np.ndarray]:
+    """Per unit u, the records (positions) in chunks ``wanted[u]`` (ascending) of the order of
+    ``draws[u]``, chunk after chunk, each ascending; chunk c holds the places
+    ``[starts[u][c], starts[u][c + 1])`` of ``argsort(draws[u], kind="stable")``
+    (``starts[u][0] == 0``, ascending; a repeated start is an empty chunk).
+
+    The same records as sorting would give, found without sorting them all (sorting was most of
+    an epoch's plan): records are counted into buckets by the top bits of their draws, so bucket
+    b's records take places ``[low[b], high[b])`` in order. A bucket inside one chunk needs no
+    order at all; only the few buckets a chunk start falls inside are sorted, ties in draws by
+    position like the stable sort. The units are done together (the fixed cost of each step
+    is paid once), one after another in buckets, places and chunks.
+    """
+    if not draws:
+        return []
+    offsets = [0, *itertools.accumulate(unit.size for unit in draws)]
+    bucket = np.empty(offsets[-1], dtype=np.int64)
+    buckets = 0
+    for unit, (lo, hi) in enumerate(itertools.pairwise(offsets)):
+        # About 16 records a bucket (a small table), and buckets enough that few hold a start.
+        bits = min(max((hi - lo) // 16, 2 * starts[unit].size).bit_length(), 20)
+        # The top bits (the sign bit clear: the same numbers in the int64 buffer), after the
+        # buckets of the units before.
+        part = bucket[lo:hi]
+        np.right_shift(draws[unit], np.uint64(64 - bits), out=part.view(np.uint64))
+        part += buckets
+        buckets += 1 << bits
+    sizes = np.bincount(bucket, minlength=buckets)
+    high = np.cumsum(sizes)
+    low = high - sizes
+    places = np.concatenate([offset + own for offset, own in zip(offsets, starts, strict=False)])
+    # Each record's key: the number of its chunk among the wanted ones; `others` (sorted after
+    # them) for a chunk not wanted, `inside` for a bucket a chunk start falls inside.
+    first_chunks = itertools.accumulate((own.size for own in starts), initial=0)
+    picked = np.concatenate([first + own for first, own in zip(first_chunks, wanted, strict=False)])
+    others, inside = picked.size, picked.size + 1
+    number = np.full(places.size, others, dtype=np.min_scalar_type(inside))
+    number[picked] = np.arange(others)
+    # A bucket's first place is in the last chunk starting at or before it (a repeated start
+    # is an empty chunk); a chunk start strictly inside the bucket splits it.
+    passed = np.searchsorted(places, low, "right")
+    table = number[passed - 1]
+    table[np.searchsorted(places, high, "left") > passed] = inside
+    keys = table[bucket]
+    members = np.flatnonzero(keys == inside)
+    if members.size:
+        # By bucket (so by unit), then draw; lexsort is stable: ties stay by position.
+        unit_of = np.searchsorted(offsets, members, "right") - 1
+        member_draws = np.concatenate(
+            [draws[u][members[unit_of == u] - offsets[u]] for u in np.unique(unit_of).tolist()]
+        )
+        ordered = members[np.lexsort((member_draws, bucket[members]))]
+        held = bucket[ordered]
+        place = low[held] + np.arange(ordered.size) - np.searchsorted(held, held)
+        keys[ordered] = number[np.searchsorted(places, place, "right") - 1]
+    result = []
+    for lo, hi in itertools.pairwise(offsets):
+        own = keys[lo:hi]
+        # A stable sort of small keys is a radix sort: each chunk's records stay ascending.
+        result.append(np.argsort(own, kind="stable")[: np.count_nonzero(own < others)])
+    return result
+
+
+def _merge(windows: list[list[tuple]], options: LoaderOptions, epoch: int) -> list[tuple]:
+    """All builds' windows in one sequence: (source, window)."""
+    if len(windows) == 1:
+        # One build's due times (k + u) / weight grow with k: its windows keep their order.
+        return [(0, window) for window in windows[0]]
     due = [
         (np.arange(len(own)) + _uniform(len(own), options.seed, epoch, _MIXTURE, source)) / weight
         for source, (own, weight) in enumerate(zip(windows, options.weights, strict=True))
     ]
     order = np.argsort(np.concatenate([np.zeros(0), *due]), kind="stable")
-    flat = [(source, unit, groups) for source, own in enumerate(windows) for unit, groups in own]
+    flat = [(source, window) for source, own in enumerate(windows) for window in own]
     return [flat[i] for i in order.tolist()]
 
 
@@ -457,7 +540,7 @@ def _resume(target: UnitLoader, state: dict) -> None:
     if not (isinstance(epoch, int) and epoch >= 0):
         raise LoaderStateError(key="epoch", saved=epoch, current=None)
     target.set_epoch(epoch)
-    # A place past the epoch's end would silently start the epoch over.
+    # A place past the epoch's end cannot come from a loader with these builds and options.
     if not (isinstance(position, int) and 0 <= position <= len(target)):
         raise LoaderStateError(key="position", saved=position, current=len(target))
     target.position = position

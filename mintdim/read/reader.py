@@ -154,9 +154,11 @@ class UnitBuild:
         """A unit's sample ids and token counts in record order, as int64 arrays (cached)."""
         if unit_size not in self._columns:
             entries = self.unit_index(unit_size)
+            # Plain contiguous copies, not np.memmap views: every batch the loader reads indexes
+            # them.
             self._columns[unit_size] = (
-                entries["sample_id"].astype(np.int64),
-                entries["token_count"].astype(np.int64),
+                np.array(entries["sample_id"], dtype=np.int64),
+                np.array(entries["token_count"], dtype=np.int64),
             )
         return self._columns[unit_size]
 

@@ -23,9 +23,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import sentencepiece as spm
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import mintdim
 from mintdim import LoaderOptionError, LoaderStateError, open_build
+from mintdim.read import loader as loader_module
 from mintdim.read.loader import (
     LoaderOptions,
     UnitBatch,
@@ -33,6 +36,7 @@ from mintdim.read.loader import (
     epoch_plan,
 )
 from tests.conftest import corpora_file, training_text
+from tests.unit_build import loader_loops
 from tests.unit_build.helpers import job, read_jsonl, reference_encoder, write_jsonl
 
 REPO = Path(__file__).resolve().parents[2]
@@ -258,6 +262,120 @@ def test_the_order_algorithm_is_pinned():
     ]
 
 
+def _documented_plan(unit_counts, options, epoch) -> list[tuple]:
+    """The order as the loader's docstring and docs/training.md define it, written out with a
+    full sort of every unit (the loader finds the same batches without one): (source,
+    unit_size, positions, step_end) per batch of the rank."""
+
+    def draws(count, *key):
+        return np.random.PCG64(np.random.SeedSequence(list(key))).random_raw(count)
+
+    def shuffled(count, *key):
+        return np.argsort(draws(count, *key), kind="stable")
+
+    ranks, steps = options.world_size, options.accum_steps
+    builds = []
+    for source, counts in enumerate(unit_counts):
+        windows = []
+        for unit, count in counts.items():
+            order = shuffled(count, options.seed, epoch, 0, source, unit)
+            size = options.unit_batch_size(unit)
+            whole = count // (size * ranks)
+            groups = list(order[: whole * size * ranks].reshape(whole, ranks, size))
+            if count > whole * size * ranks and not options.drop_last:
+                groups.append(np.array_split(order[whole * size * ranks :], ranks))
+            windows += [(unit, groups[i : i + steps]) for i in range(0, len(groups), steps)]
+        builds.append([windows[i] for i in shuffled(len(windows), options.seed, epoch, 1, source)])
+    due = [
+        (np.arange(len(own)) + (draws(len(own), options.seed, epoch, 2, source) >> 11) * 2.0**-53)
+        / weight
+        for source, (own, weight) in enumerate(zip(builds, options.weights, strict=True))
+    ]
+    flat = [(source, unit, groups) for source, own in enumerate(builds) for unit, groups in own]
+    return [
+        (source, unit, sorted(group[options.rank].tolist()), number == len(groups) - 1)
+        for i in np.argsort(np.concatenate([np.zeros(0), *due]), kind="stable")
+        for source, unit, groups in [flat[i]]
+        for number, group in enumerate(groups)
+    ]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    unit_counts=st.lists(
+        st.dictionaries(st.sampled_from([4, 8, 16, 32]), st.integers(0, 400), min_size=1),
+        min_size=1,
+        max_size=3,
+    ).map(lambda builds: [dict(sorted(counts.items())) for counts in builds]),
+    sizing=st.one_of(
+        st.tuples(st.integers(1, 40), st.none()), st.tuples(st.none(), st.integers(1, 600))
+    ),
+    world_size=st.integers(1, 5),
+    rank_seed=st.integers(0, 10**6),
+    accum_steps=st.integers(1, 4),
+    drop_last=st.booleans(),
+    seed=st.integers(0, 2**63),
+    epoch=st.integers(0, 10**6),
+)
+def test_the_plan_is_the_documented_order(
+    unit_counts, sizing, world_size, rank_seed, accum_steps, drop_last, seed, epoch
+):
+    options = LoaderOptions(
+        batch_size=sizing[0],
+        tokens_per_batch=sizing[1],
+        seed=seed,
+        rank=rank_seed % world_size,
+        world_size=world_size,
+        drop_last=drop_last,
+        accum_steps=accum_steps,
+        weights=tuple(1.0 + i for i in range(len(unit_counts))),
+        targets=None,
+        ignore_id=-100,
+        widen=False,
+    )
+    plan = epoch_plan(unit_counts, options, epoch)
+    got = [(p.source, p.unit_size, p.positions.tolist(), p.step_end) for p in plan]
+    assert got == _documented_plan(unit_counts, options, epoch)
+
+
+_unit_draws = st.lists(
+    st.one_of(
+        st.integers(0, 2**64 - 1),
+        # Ties, and draws that differ only below any bucket's bits.
+        st.sampled_from([0, 1, 2**63, 2**63 + 1, 2**64 - 1]),
+    ),
+    min_size=1,
+    max_size=150,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    units=st.lists(
+        st.tuples(_unit_draws, st.lists(st.integers(0, 150), max_size=10), st.integers(0, 2**11)),
+        max_size=3,
+    )
+)
+def test_chunks_of_the_order_equal_those_of_a_stable_sort(units):
+    """The chunks of each unit's stable order of its draws, found for several units at once
+    without sorting every record, even where draws tie (the stable sort orders ties by position)
+    or a chunk start falls in a bucket."""
+    draws, starts, wanted, expected = [], [], [], []
+    for values, cuts, pick in units:
+        own = np.array(values, dtype=np.uint64)
+        bounds = np.array([0, *sorted(min(cut, own.size) for cut in cuts)])
+        chosen = np.array([c for c in range(bounds.size) if pick >> c & 1], dtype=np.int64)
+        places = np.empty(own.size, dtype=np.int64)
+        places[np.argsort(own, kind="stable")] = np.arange(own.size)
+        chunk = np.searchsorted(bounds, places, "right") - 1
+        expected.append([i for c in chosen.tolist() for i in np.flatnonzero(chunk == c).tolist()])
+        draws.append(own)
+        starts.append(bounds)
+        wanted.append(chosen)
+    got = loader_module._chunks(draws, starts, wanted)
+    assert [records.tolist() for records in got] == expected
+
+
 def test_each_epoch_is_a_new_permutation_of_the_same_samples(sp_build):
     out, texts, _ = sp_build
     loader = open_build(out).loader(batch_size=1, drop_last=False)
@@ -303,13 +421,75 @@ def test_resume_from_a_saved_state_continues_exactly(sp_build, cut):
     assert taken + json.loads(done.stdout) == reference
 
 
-def test_resume_at_an_epoch_end_moves_on_with_set_epoch(sp_build):
+def test_a_state_saved_after_an_epochs_last_batch_leaves_nothing_in_that_epoch(sp_build):
     out, _, _ = sp_build
     loader = open_build(out).loader(batch_size=8, epoch=0)
     list(loader)
+    assert list(loader) == []  # a finished epoch is not started over
     resumed = open_build(out).loader(batch_size=8, state=loader.state_dict())
+    assert resumed.epoch == 0 and resumed.remaining() == range(len(resumed), len(resumed))
+    resumed.set_epoch(0)  # what the training loop does first: the same epoch keeps its place
+    assert list(resumed) == []
     resumed.set_epoch(1)
     assert _ids(resumed) == _ids(open_build(out).loader(batch_size=8, epoch=1))
+
+
+@st.composite
+def _setups(draw) -> tuple[bool, dict, int]:
+    """A mixture or not, loader options, and the epoch before which the training loop ends."""
+    world_size = draw(st.integers(1, 4))
+    sizing = draw(st.sampled_from(["batch_size", "tokens_per_batch"]))
+    # 600 + 250 samples in units 8-24: from 1 to ~80 batches per epoch on a rank.
+    size = draw(st.integers(10, 40) if sizing == "batch_size" else st.integers(256, 1024))
+    options = {
+        sizing: size,
+        "seed": draw(st.integers(0, 2**32 - 1)),
+        "epoch": draw(st.integers(0, 1)),
+        "rank": draw(st.integers(0, world_size - 1)),
+        "world_size": world_size,
+        "accum_steps": draw(st.integers(1, 4)),
+        "drop_last": draw(st.booleans()),
+    }
+    mixture = draw(st.booleans())
+    if mixture:
+        options["weights"] = draw(st.sampled_from([[0.7, 0.3], [0.5, 0.5], [0.2, 0.8]]))
+    return mixture, options, options["epoch"] + draw(st.integers(2, 3))
+
+
+@pytest.mark.parametrize("loop", sorted(loader_loops.LOOPS))
+@settings(max_examples=5, deadline=None)
+@given(setup=_setups())
+def test_resuming_after_any_batch_in_a_fresh_process_continues_the_uninterrupted_run(
+    sp_build, hf_build, loop, setup
+):
+    """Every stop point (before the first batch, after each batch: an epoch's first and last
+    included) of the documented loops, for one build or a mixture, any rank, accumulation and
+    drop_last: the batches before the stop and those of the resumed run are the uninterrupted
+    run's, none twice, none lost."""
+    mixture, options, epochs = setup
+    builds = [str(sp_build[0]), str(hf_build)] if mixture else [str(sp_build[0])]
+    job = {"builds": builds, "options": options, "loop": loop, "epochs": epochs}
+    start = mintdim.loader(builds, **options).state_dict()
+    reference = loader_loops.run(job)
+    names = [name for name, _ in reference]
+    assert names
+    # The stop points include every epoch's first and last batch: each epoch runs to its end.
+    lengths = Counter(saved["epoch"] for _, saved in reference)
+    assert {saved["epoch"]: saved["position"] for _, saved in reference} == lengths
+    assert sorted(lengths) == list(
+        range(options["epoch"], options["epoch"] + 1 if loop == "bare" else epochs)
+    )
+    states = [start] + [saved for _, saved in reference]
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.unit_build.loader_loops"],
+        input=json.dumps({**job, "states": states}),
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+    )
+    for stop, resumed in enumerate(json.loads(done.stdout)):
+        assert names[:stop] + resumed == names, f"stopped after {stop} batches"
 
 
 def test_a_state_from_other_options_is_refused_naming_the_difference(sp_build, hf_build):
