@@ -22,8 +22,8 @@ from mintdim.build.tokenizer.validate import TemplateLiteralWarning
 from mintdim.build.units.optimal import plan_units
 from mintdim.errors import *  # noqa: F403 - the error catalogue is public API
 from mintdim.pipeline import pipeline
-from mintdim.read.loader import UnitBatch, UnitLoader, loader
-from mintdim.read.reader import UnitBuild, open_build
+from mintdim.read.loader import UnitBatch, UnitLoader
+from mintdim.read.reader import UnitBuild, loader, open_build
 from mintdim.shared.lang import set_language
 from mintdim.shared.log import MintDimWarning
 

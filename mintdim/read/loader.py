@@ -35,26 +35,48 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 import orjson
 
 from mintdim.errors import LoaderOptionError, LoaderStateError
-from mintdim.options import OptionCheck, is_number, is_path
+from mintdim.options import OptionCheck, is_number
 from mintdim.options import is_int as _is_int
-from mintdim.read.reader import UnitBuild, open_build
 
-__all__ = ["LoaderOptions", "UnitBatch", "UnitLoader", "loader"]
+__all__ = ["Build", "LoaderOptions", "UnitBatch", "UnitLoader", "new_loader"]
 
 STATE_FORMAT = 1
 """Version of :meth:`UnitLoader.state_dict`; bumped whenever the order algorithm changes."""
 
 _RECORDS, _WINDOWS, _MIXTURE = 0, 1, 2
 """Seed-stream purposes, so no two random streams of one (seed, epoch) coincide."""
+
+
+class Build(Protocol):
+    """What the loader reads of a finished build; ``mintdim.read.reader.UnitBuild`` is one.
+
+    Declared here, not imported, so that the reader (whose ``UnitBuild.loader`` makes loaders)
+    sits below the loader without a circle between them.
+    """
+
+    path: Path
+    manifest: dict
+    units: dict[int, int]
+    samples_per_shard: int
+    dtype: np.dtype
+
+    def unit_columns(self, unit_size: int) -> tuple[np.ndarray, np.ndarray]: ...
+
+    def shard(self, unit_size: int, number: int) -> np.ndarray: ...
+
+    def shard_spans(self, unit_size: int, number: int) -> np.ndarray: ...
+
+    def sequence_names(self) -> list[list[str]] | None: ...
 
 
 @dataclass(frozen=True)
@@ -148,7 +170,7 @@ class UnitLoader:
     """This rank's batches of one epoch, in order; iterate it, index it, or save its place."""
 
     def __init__(
-        self, builds: Sequence[UnitBuild], options: LoaderOptions, epoch: int, position: int
+        self, builds: Sequence[Build], options: LoaderOptions, epoch: int, position: int
     ) -> None:
         self.builds = tuple(builds)
         self.options = options
@@ -464,7 +486,7 @@ def _uniform(count: int, *key: int) -> np.ndarray:
     return (_draws(count, *key) >> np.uint64(11)).astype(np.float64) * 2.0**-53
 
 
-def _fingerprint(build: UnitBuild) -> str:
+def _fingerprint(build: Build) -> str:
     """Identifies which records a build holds and where (its unit indexes' checksums)."""
     listing = orjson.dumps(build.manifest.get("unit_indexes", []), option=orjson.OPT_SORT_KEYS)
     return hashlib.sha256(listing).hexdigest()[:16]
@@ -480,8 +502,8 @@ _CHECK = OptionCheck(
 )
 
 
-def loader(
-    builds: Sequence[UnitBuild | str | Path],
+def new_loader(
+    builds: Sequence[Build],
     *,
     weights: Sequence[float] | None = None,
     batch_size: int | None = None,
@@ -497,7 +519,8 @@ def loader(
     widen: bool = False,
     state: dict | None = None,
 ) -> UnitLoader:
-    """Unit-homogeneous training batches over one or more finished builds.
+    """Unit-homogeneous training batches over one or more finished builds (paths too, through
+    ``mintdim.loader``).
 
     Give exactly one of ``batch_size`` (records per batch) and ``tokens_per_batch`` (a unit's
     batch size is ``max(1, tokens_per_batch // unit_size)``). ``weights`` (one positive number per
@@ -506,9 +529,7 @@ def loader(
     ``widen`` gives ``input_ids`` as int64. ``state`` is a ``state_dict()`` to continue from; it
     must come from a loader with the same builds and options.
     """
-    if is_path(builds) or isinstance(builds, UnitBuild) or not isinstance(builds, Iterable):
-        raise LoaderOptionError(option="builds", value=builds, problem="builds")
-    opened = [b if isinstance(b, UnitBuild) else open_build(b) for b in builds]
+    opened = list(builds)
     if not opened:
         raise LoaderOptionError(option="builds", value=[], problem="empty")
     options = LoaderOptions(
@@ -585,7 +606,7 @@ def _weights(weights: Sequence[float] | None, count: int) -> tuple[float, ...]:
     return tuple(float(v) for v in values)
 
 
-def _targets(targets: Sequence[str] | None, builds: Sequence[UnitBuild]) -> tuple[str, ...] | None:
+def _targets(targets: Sequence[str] | None, builds: Sequence[Build]) -> tuple[str, ...] | None:
     if targets is None:
         return None
     names = [targets] if isinstance(targets, str) else list(targets)

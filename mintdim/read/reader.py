@@ -19,7 +19,8 @@ view into them. Sample ids, units and token counts come from the binary unit ind
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import overload
 
@@ -30,10 +31,11 @@ from mintdim.build.formats import manifest, sample_index, spans, unit_index
 from mintdim.build.formats.layout import UNIT_BUILD_FAILED
 from mintdim.build.formats.shards import shard_path, spans_path
 from mintdim.build.segments import segment_names
-from mintdim.errors import BuildReadError, NoSegmentSpansError, NotABuildError
+from mintdim.errors import BuildReadError, LoaderOptionError, NoSegmentSpansError, NotABuildError
 from mintdim.options import is_int, is_path
+from mintdim.read.loader import UnitLoader, new_loader
 
-__all__ = ["UnitBuild", "open_build", "require_build"]
+__all__ = ["UnitBuild", "loader", "open_build", "require_build"]
 
 
 class UnitBuild:
@@ -195,11 +197,9 @@ class UnitBuild:
         """A sample's tokens without padding."""
         return self.record(row)[: row["token_count"]]
 
-    def loader(self, **options: object):  # noqa: ANN201 - the type lives in read/loader.py
-        """Unit-homogeneous training batches over this build: see :func:`mintdim.read.loader.loader`."""
-        from mintdim.read.loader import loader
-
-        return loader([self], **options)
+    def loader(self, **options: object) -> UnitLoader:
+        """Unit-homogeneous training batches over this build: the options of :func:`loader`."""
+        return new_loader([self], **options)
 
     def _size(self, path: Path) -> int:
         """A listed file's size; a missing one is a damaged build, not a bare OSError."""
@@ -231,6 +231,14 @@ class UnitBuild:
             # A plain ndarray over the map: slices and gathers come out as ordinary arrays.
             self._shards[relative] = np.asarray(mapped)
         return self._shards[relative]
+
+
+# The options, their documentation and the signature are new_loader's; this adds paths as builds.
+@functools.wraps(new_loader)
+def loader(builds: Sequence[UnitBuild | str | Path], **options: object) -> UnitLoader:
+    if is_path(builds) or isinstance(builds, UnitBuild) or not isinstance(builds, Iterable):
+        raise LoaderOptionError(option="builds", value=builds, problem="builds")
+    return new_loader([b if isinstance(b, UnitBuild) else open_build(b) for b in builds], **options)
 
 
 def open_build(path: str | Path) -> UnitBuild:
