@@ -2,7 +2,8 @@
 
 Public API: ``pipeline("unit-build")`` (the fluent builder), the result types, ``open_build`` (read
 a finished build back), ``loader`` (training batches over one or more builds), ``plan_units``
-(the exact unit-size planner), the error classes (every one derives from ``MintDimError``) and
+(the exact unit-size planner), ``group`` (frozen groups of related samples of a build), the
+error classes (every one derives from ``MintDimError``) and
 ``set_language`` for error messages.
 """
 
@@ -15,9 +16,11 @@ from mintdim.errors import *  # noqa: F403 - the error catalogue is public API
 from mintdim.pipeline import pipeline
 from mintdim.read.loader import UnitBatch, UnitLoader, loader
 from mintdim.read.reader import UnitBuild, open_build
+from mintdim.split import GroupResult, group
 
 __all__ = [
     "BuildResult",
+    "GroupResult",
     "LongSample",
     "OutputResult",
     "ScanResult",
@@ -27,6 +30,7 @@ __all__ = [
     "UnitLoader",
     "UnitPlan",
     "__version__",
+    "group",
     "loader",
     "open_build",
     "pipeline",

@@ -1,0 +1,173 @@
+"""``REPORT.md`` of a grouping and of a split: report.json for a person, in English then
+Vietnamese (every line from a :class:`Bilingual`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+
+from mintdim.shared.lang import Bilingual
+
+__all__ = ["BOUNDED_SEARCH", "REPORT_JSON", "REPORT_MD", "groups_markdown"]
+
+REPORT_JSON = "report.json"
+REPORT_MD = "REPORT.md"
+
+BOUNDED_SEARCH = Bilingual(
+    "This is a bounded candidate search, not an exhaustive identity or semantic-duplicate "
+    "guarantee: near-duplicates are looked for only among pairs sharing sketch anchors, within "
+    "the caps reported, so containment in much longer texts, paraphrases and unknown aliases can "
+    "remain undetected, and equal titles or keys can join unrelated works.",
+    "Đây là một phép tìm ứng viên có giới hạn, không phải bảo đảm đầy đủ về trùng lặp danh "
+    "tính hay ngữ nghĩa: bản gần trùng chỉ được tìm giữa các cặp có chung anchor của sketch, "
+    "trong các giới hạn được báo cáo, nên văn bản nằm trong một văn bản dài hơn nhiều, các cách "
+    "diễn đạt lại và các alias chưa biết có thể không được phát hiện, còn tiêu đề hay khóa "
+    "trùng nhau có thể nối các tác phẩm không liên quan.",
+)
+
+_T = {
+    "groups_title": Bilingual("# Groups of {path}", "# Các nhóm của {path}"),
+    "groups_summary": Bilingual(
+        "{samples} samples in {count} groups: {singletons} alone, {shared} in groups of two or "
+        "more; the largest has {largest} samples.",
+        "{samples} mẫu trong {count} nhóm: {singletons} mẫu đứng riêng, {shared} mẫu trong các "
+        "nhóm từ hai mẫu trở lên; nhóm lớn nhất có {largest} mẫu.",
+    ),
+    "edges": Bilingual("## Confirmed edges", "## Các liên kết đã xác nhận"),
+    "edge_kind": Bilingual("- {kind}: {count}", "- {kind}: {count}"),
+    "keys": Bilingual("## Declared keys", "## Các khóa khai báo"),
+    "key_line": Bilingual(
+        "- {field}: {with_value} samples with a value ({missing} missing or empty), {distinct} "
+        "distinct values{after}",
+        "- {field}: {with_value} mẫu có giá trị ({missing} thiếu hoặc rỗng), {distinct} giá trị "
+        "khác nhau{after}",
+    ),
+    "after_alias": Bilingual(
+        ", {count} after the alias rules", ", còn {count} sau các quy tắc alias"
+    ),
+    "alias_rules": Bilingual("Alias rules: {rules}", "Quy tắc alias: {rules}"),
+    "exact": Bilingual(
+        "## Exact text (up to whitespace)\n\n{texts} texts shared by {samples} samples.",
+        "## Văn bản trùng khớp (bỏ qua khoảng trắng)\n\n{texts} văn bản dùng chung bởi "
+        "{samples} mẫu.",
+    ),
+    "near_off": Bilingual(
+        "## Near-duplicates\n\nNot searched (near_duplicates=False).",
+        "## Bản gần trùng\n\nKhông tìm (near_duplicates=False).",
+    ),
+    "near": Bilingual(
+        "## Near-duplicates\n\n"
+        "Rule: the shorter sample has at least {min_chars} significant characters and "
+        "{min_distinct} distinct 5-grams, and at least {coverage} of them occur in the other.\n\n"
+        "- samples: {samples}; too short to review: {too_short}; reviewed: {reviewed} "
+        "(and {same_significant_text} with the same significant text as an earlier one)\n"
+        "- sketches: bottom-{sketch_size}; anchors shared by two or more samples: {anchors}\n"
+        "- cap max_postings={max_postings}: {anchors_over_max_postings} anchors disabled, "
+        "{postings_skipped} postings and {pairs_skipped_by_max_postings} pairs skipped\n"
+        "- pairs sharing fewer than min_shared={min_shared} anchors: {pairs_below_min_shared}\n"
+        "- cap max_candidates={max_candidates}: {pairs_over_max_candidates} pairs skipped\n"
+        "- comparisons: {comparisons}; confirmed: {confirmed}; rejected for too few distinct "
+        "5-grams: {rejected_min_distinct}; rejected for coverage: {rejected_coverage}",
+        "## Bản gần trùng\n\n"
+        "Quy tắc: mẫu ngắn hơn có ít nhất {min_chars} ký tự có nghĩa và {min_distinct} 5-gram "
+        "khác nhau, và ít nhất {coverage} trong số đó xuất hiện trong mẫu kia.\n\n"
+        "- số mẫu: {samples}; quá ngắn để xét: {too_short}; đã xét: {reviewed} "
+        "(và {same_significant_text} mẫu có văn bản có nghĩa giống một mẫu trước)\n"
+        "- sketch: bottom-{sketch_size}; anchor chung của hai mẫu trở lên: {anchors}\n"
+        "- giới hạn max_postings={max_postings}: {anchors_over_max_postings} anchor bị tắt, "
+        "bỏ qua {postings_skipped} posting và {pairs_skipped_by_max_postings} cặp\n"
+        "- cặp có ít hơn min_shared={min_shared} anchor chung: {pairs_below_min_shared}\n"
+        "- giới hạn max_candidates={max_candidates}: bỏ qua {pairs_over_max_candidates} cặp\n"
+        "- số lần so sánh: {comparisons}; đã xác nhận: {confirmed}; bị loại vì quá ít 5-gram "
+        "khác nhau: {rejected_min_distinct}; bị loại vì độ phủ: {rejected_coverage}",
+    ),
+    "manual": Bilingual(
+        "## Manual joins\n\n{edges} joins from {file}.",
+        "## Liên kết thủ công\n\n{edges} liên kết từ {file}.",
+    ),
+    "largest": Bilingual("## The {count} largest groups", "## {count} nhóm lớn nhất"),
+    "largest_line": Bilingual(
+        "- group {group}: {size} samples; edges {edges}",
+        "- nhóm {group}: {size} mẫu; liên kết {edges}",
+    ),
+    "member": Bilingual(
+        "  - sample {sample_id}: {source_file}:{source_line}",
+        "  - mẫu {sample_id}: {source_file}:{source_line}",
+    ),
+    "more": Bilingual("  - ... and {count} more", "  - ... và {count} mẫu khác"),
+    "guarantee": Bilingual("## What this does not guarantee", "## Điều này không bảo đảm"),
+}
+
+
+def _both(lines: Callable[[str], Iterator[str]]) -> str:
+    """The document in English, then in Vietnamese."""
+    return "\n".join([*lines("en"), "", "---", "", *lines("vi")]) + "\n"
+
+
+def groups_markdown(content: Mapping) -> str:
+    """REPORT.md of a grouping, from its report.json content."""
+    groups, near = content["groups"], content["near_duplicates"]
+
+    def lines(lang: str) -> Iterator[str]:
+        yield _T["groups_title"].render(lang, path=content["build"]["path"])
+        yield ""
+        yield _T["groups_summary"].render(
+            lang,
+            samples=content["build"]["samples"],
+            count=groups["count"],
+            singletons=groups["singletons"],
+            shared=groups["samples_in_shared_groups"],
+            largest=groups["largest"],
+        )
+        yield ""
+        yield _T["edges"].render(lang)
+        yield ""
+        for kind, count in content["edges"].items():
+            yield _T["edge_kind"].render(lang, kind=kind, count=count)
+        if content["keys"]:
+            yield ""
+            yield _T["keys"].render(lang)
+            yield ""
+            for name, facts in content["keys"].items():
+                after = facts["distinct_after_alias_rules"]
+                yield _T["key_line"].render(
+                    lang,
+                    field=name,
+                    with_value=facts["samples_with_value"],
+                    missing=facts["missing_or_empty"],
+                    distinct=facts["distinct_values"],
+                    after="" if after is None else _T["after_alias"].render(lang, count=after),
+                )
+            if content["alias_rules"]:
+                yield ""
+                yield _T["alias_rules"].render(lang, rules=", ".join(content["alias_rules"]))
+        yield ""
+        yield _T["exact"].render(
+            lang, texts=content["exact"]["texts_shared"], samples=content["exact"]["samples"]
+        )
+        yield ""
+        yield (_T["near"].render(lang, **near) if near["enabled"] else _T["near_off"].render(lang))
+        if content["manual"]["file"] is not None:
+            yield ""
+            yield _T["manual"].render(lang, **content["manual"])
+        yield from _largest(lang, content["largest_groups"])
+        yield ""
+        yield _T["guarantee"].render(lang)
+        yield ""
+        yield BOUNDED_SEARCH.render(lang)
+
+    return _both(lines)
+
+
+def _largest(lang: str, largest: list[dict]) -> Iterator[str]:
+    if not largest:
+        return
+    yield ""
+    yield _T["largest"].render(lang, count=len(largest))
+    yield ""
+    for entry in largest:
+        edges = ", ".join(f"{kind} {n}" for kind, n in entry["edges"].items() if n)
+        yield _T["largest_line"].render(lang, group=entry["group"], size=entry["size"], edges=edges)
+        for member in entry["members"]:
+            yield _T["member"].render(lang, **member)
+        if entry["size"] > len(entry["members"]):
+            yield _T["more"].render(lang, count=entry["size"] - len(entry["members"]))
