@@ -2,8 +2,9 @@
 
 Public API: ``pipeline("unit-build")`` (the fluent builder), the result types, ``open_build`` (read
 a finished build back), ``loader`` (training batches over one or more builds), ``plan_units``
-(the exact unit-size planner), ``group`` (frozen groups of related samples of a build), the
-error classes (every one derives from ``MintDimError``) and
+(the exact unit-size planner), ``group`` and ``split`` (leakage-free train / validation / test
+splits of a build; ``mintdim.split`` is that function, the room's modules are importable as
+``mintdim.split.<module>``), the error classes (every one derives from ``MintDimError``) and
 ``set_language`` for error messages.
 """
 
@@ -16,7 +17,7 @@ from mintdim.errors import *  # noqa: F403 - the error catalogue is public API
 from mintdim.pipeline import pipeline
 from mintdim.read.loader import UnitBatch, UnitLoader, loader
 from mintdim.read.reader import UnitBuild, open_build
-from mintdim.split import GroupResult, group
+from mintdim.split import GroupResult, SplitResult, group, split
 
 __all__ = [
     "BuildResult",
@@ -24,6 +25,7 @@ __all__ = [
     "LongSample",
     "OutputResult",
     "ScanResult",
+    "SplitResult",
     "TemplateLiteralWarning",
     "UnitBatch",
     "UnitBuild",
@@ -35,5 +37,6 @@ __all__ = [
     "open_build",
     "pipeline",
     "plan_units",
+    "split",
     *_errors.__all__,
 ]

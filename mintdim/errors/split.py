@@ -19,6 +19,7 @@ from mintdim.shared.lang import Bilingual
 
 __all__ = [
     "AliasRuleError",
+    "SplitVerificationError",
     "ChangedSinceBuildError",
     "GroupsMismatchError",
     "JoinsLineError",
@@ -270,12 +271,18 @@ class SplitRatioError(MintDimError, ValueError):
             "write them as train=0.98,validation=0.01,test=0.01",
             "hãy viết dạng train=0.98,validation=0.01,test=0.01",
         ),
+        "unknown_stratum": Bilingual(
+            "no sample is in the stratum {stratum!r}; the strata are: {known}",
+            "không mẫu nào thuộc tầng {stratum!r}; các tầng là: {known}",
+        ),
     }
 
     option: str
     value: object
     problem: str = _choice(_PROBLEMS)
     total: float = 0.0
+    stratum: str = ""
+    known: list[str] | None = None
 
     summary = Bilingual("Invalid split ratios.", "Tỉ lệ phân chia không hợp lệ.")
     examples = (
@@ -291,12 +298,14 @@ class SplitRatioError(MintDimError, ValueError):
     def _sections(self) -> Iterator[Any]:
         yield Bilingual("Option", "Tùy chọn"), self.option
         yield _H_VALUE, _show(self.value)
-        yield _H.RULE, self._PROBLEMS[self.problem]
+        yield _H.RULE, _say(self._PROBLEMS[self.problem], known=", ".join(self.known or []))
         yield (
             _H.FIX,
             Bilingual(
-                "give the three shares of train, validation and test, each >= 0, summing to 1",
-                "hãy cho ba tỉ lệ của train, validation và test, mỗi tỉ lệ >= 0, tổng bằng 1",
+                "give the three shares of train, validation and test, each >= 0, summing to 1, "
+                "for a stratum that exists",
+                "hãy cho ba tỉ lệ của train, validation và test, mỗi tỉ lệ >= 0, tổng bằng 1, "
+                "cho một tầng có thật",
             ),
         )
 
@@ -458,6 +467,10 @@ class SplitDirectoryError(MintDimError, FileNotFoundError):
         "manifest": Bilingual(
             "manifest.json is damaged ({detail})", "manifest.json bị hỏng ({detail})"
         ),
+        "file_changed": Bilingual(
+            "{detail} differs from what manifest.json lists (size or SHA-256)",
+            "{detail} khác với những gì manifest.json ghi (kích thước hoặc SHA-256)",
+        ),
     }
     _KINDS: ClassVar[dict[str, Bilingual]] = {
         "groups": Bilingual("groups (mintdim group)", "nhóm (mintdim group)"),
@@ -562,6 +575,37 @@ class SplitDamagedError(MintDimError, ValueError):
                 "split from a good copy or make it again",
                 "hãy chạy mintdim verify trên phân chia để thấy mọi khác biệt, rồi khôi phục "
                 "phân chia từ một bản tốt hoặc tạo lại nó",
+            ),
+        )
+
+
+class SplitVerificationError(MintDimError, RuntimeError):
+    """Raised when the independent pass over a split just written finds a check that does not
+    hold; the split gets no manifest, so it never looks complete."""
+
+    directory: str
+    failed: list[str]
+
+    summary = Bilingual(
+        "The split did not pass its own verification.",
+        "Phân chia không vượt qua bước kiểm tra của chính nó.",
+    )
+    examples = (
+        {"directory": "./splits/v1", "failed": ["copied_tokens: 1 of 5000 samples differ"]},
+    )
+
+    def _sections(self) -> Iterator[Any]:
+        yield _H.DIRECTORY, self.directory
+        yield Bilingual("Failed checks", "Các kiểm tra không đạt"), *_bullets(self.failed)
+        yield (
+            _H.FIX,
+            Bilingual(
+                "verification.json lists every check; the input build or the groups may have "
+                "changed while the split ran: verify them (mintdim verify) and split again into "
+                "a new directory",
+                "verification.json liệt kê mọi kiểm tra; bản build đầu vào hoặc các nhóm có thể "
+                "đã thay đổi khi phân chia đang chạy: hãy kiểm tra chúng (mintdim verify) rồi "
+                "phân chia lại vào một thư mục mới",
             ),
         )
 

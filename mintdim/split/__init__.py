@@ -1,7 +1,8 @@
 """Leakage-free train / validation / test splits of a finished build: ``group`` (frozen groups of
-related samples: declared keys, exact text, near-duplicates, manual joins) and the modules each
-step is made of."""
+related samples: declared keys, exact text, near-duplicates, manual joins) and ``split``
+(whole groups allocated by seed and strata, records copied into three verified builds)."""
 
 from mintdim.split.group import GroupResult, group
+from mintdim.split.threeway import SplitResult, split
 
-__all__ = ["GroupResult", "group"]
+__all__ = ["GroupResult", "SplitResult", "group", "split"]

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator, Mapping
 
 from mintdim.shared.lang import Bilingual
 
-__all__ = ["BOUNDED_SEARCH", "REPORT_JSON", "REPORT_MD", "groups_markdown"]
+__all__ = ["BOUNDED_SEARCH", "REPORT_JSON", "REPORT_MD", "groups_markdown", "split_markdown"]
 
 REPORT_JSON = "report.json"
 REPORT_MD = "REPORT.md"
@@ -171,3 +171,136 @@ def _largest(lang: str, largest: list[dict]) -> Iterator[str]:
             yield _T["member"].render(lang, **member)
         if entry["size"] > len(entry["members"]):
             yield _T["more"].render(lang, count=entry["size"] - len(entry["members"]))
+
+
+_S = {
+    "title": Bilingual("# Split of {path}", "# Phân chia của {path}"),
+    "policy": Bilingual(
+        "Seed {seed}; ratios {ratios}; stratified by {stratify}; evaluation window {window}.",
+        "Seed {seed}; tỉ lệ {ratios}; phân tầng theo {stratify}; cửa sổ đánh giá {window}.",
+    ),
+    "none": Bilingual("nothing", "không gì"),
+    "splits": Bilingual("## Splits", "## Các phần"),
+    "split_header": Bilingual(
+        "| split | groups | samples | tokens | share of groups | share of tokens |",
+        "| phần | nhóm | mẫu | token | tỉ lệ nhóm | tỉ lệ token |",
+    ),
+    "strata": Bilingual("## Strata (sparse first)", "## Các tầng (thưa trước)"),
+    "stratum_header": Bilingual(
+        "| stratum | split | target share | target groups | groups | samples | tokens |",
+        "| tầng | phần | tỉ lệ mục tiêu | số nhóm mục tiêu | nhóm | mẫu | token |",
+    ),
+    "unmet": Bilingual("## Unmet targets", "## Các mục tiêu không đạt"),
+    "unmet_line": Bilingual(
+        "- {stratum}: {split} has {groups} groups, the target is {target_groups}",
+        "- {stratum}: {split} có {groups} nhóm, mục tiêu là {target_groups}",
+    ),
+    "gaps": Bilingual("## Coverage gaps", "## Các khoảng trống"),
+    "gap_line": Bilingual(
+        "- {stratum}: no group in {split}, though the stratum aims for it",
+        "- {stratum}: không có nhóm nào trong {split}, dù tầng này nhắm tới nó",
+    ),
+    "all_met": Bilingual(
+        "Every target was met and every split a stratum aims for got a group.",
+        "Mọi mục tiêu đều đạt và mọi phần mà một tầng nhắm tới đều có nhóm.",
+    ),
+    "review": Bilingual("## Duplicate review", "## Rà soát trùng lặp"),
+    "review_line": Bilingual(
+        "{groups} groups of two or more samples, {across} across strata; join edges: {edges} "
+        "(each inside one split: {by_split}).",
+        "{groups} nhóm từ hai mẫu trở lên, {across} nhóm trải qua nhiều tầng; liên kết: {edges} "
+        "(mỗi liên kết nằm trong một phần: {by_split}).",
+    ),
+    "windows": Bilingual("## Evaluation windows", "## Các cửa sổ đánh giá"),
+    "window_line": Bilingual(
+        "- {split}: {windows} windows of at most {ids} ids over {samples} samples "
+        "({predicted_tokens} predicted tokens, {short_windows} shorter windows, "
+        "{samples_without_window} samples too short to predict)",
+        "- {split}: {windows} cửa sổ, mỗi cửa sổ tối đa {ids} id, trên {samples} mẫu "
+        "({predicted_tokens} token được dự đoán, {short_windows} cửa sổ ngắn hơn, "
+        "{samples_without_window} mẫu quá ngắn để dự đoán)",
+    ),
+    "verified": Bilingual(
+        "verification.json: every check holds.", "verification.json: mọi kiểm tra đều đạt."
+    ),
+}
+
+
+def split_markdown(content: Mapping) -> str:
+    """REPORT.md of a split, from its report.json content."""
+    policy = content["policy"]
+
+    def lines(lang: str) -> Iterator[str]:
+        yield _S["title"].render(lang, path=content["build"]["path"])
+        yield ""
+        ratios = ", ".join(f"{name}={share:g}" for name, share in policy["ratios"].items())
+        yield _S["policy"].render(
+            lang,
+            seed=content["seed"],
+            ratios=ratios,
+            stratify=policy["stratify"] or _S["none"],
+            window=policy["window"] or _S["none"],
+        )
+        yield ""
+        yield _S["splits"].render(lang)
+        yield ""
+        yield _S["split_header"].render(lang)
+        yield "|---|---:|---:|---:|---:|---:|"
+        for name, facts in content["splits"].items():
+            yield (
+                f"| {name} | {facts['groups']} | {facts['samples']} | {facts['tokens']} | "
+                f"{facts['share_of_groups']:.2%} | {facts['share_of_tokens']:.2%} |"
+            )
+        yield ""
+        yield _S["strata"].render(lang)
+        yield ""
+        yield _S["stratum_header"].render(lang)
+        yield "|---|---|---:|---:|---:|---:|---:|"
+        for entry in content["strata"]:
+            for name in entry["groups_by_split"]:
+                yield (
+                    f"| {entry['stratum'] or '-'} | {name} | {entry['ratios'][name]:g} | "
+                    f"{entry['target_groups'][name]} | {entry['groups_by_split'][name]} | "
+                    f"{entry['samples_by_split'][name]} | {entry['tokens_by_split'][name]} |"
+                )
+        yield from _misses(lang, content)
+        review = content["duplicate_review"]
+        yield ""
+        yield _S["review"].render(lang)
+        yield ""
+        yield _S["review_line"].render(
+            lang,
+            groups=review["groups_of_two_or_more"],
+            across=content["groups_across_strata"],
+            edges=", ".join(f"{kind} {n}" for kind, n in review["edges"].items()),
+            by_split=", ".join(f"{name} {n}" for name, n in review["edges_by_split"].items()),
+        )
+        if content["windows"]:
+            yield ""
+            yield _S["windows"].render(lang)
+            yield ""
+            for name, facts in content["windows"].items():
+                yield _S["window_line"].render(lang, split=name, ids=facts["window"] + 1, **facts)
+        yield ""
+        yield _S["verified"].render(lang)
+
+    return _both(lines)
+
+
+def _misses(lang: str, content: Mapping) -> Iterator[str]:
+    if not content["unmet_targets"] and not content["coverage_gaps"]:
+        yield ""
+        yield _S["all_met"].render(lang)
+        return
+    if content["unmet_targets"]:
+        yield ""
+        yield _S["unmet"].render(lang)
+        yield ""
+        for miss in content["unmet_targets"]:
+            yield _S["unmet_line"].render(lang, **{**miss, "stratum": miss["stratum"] or "-"})
+    if content["coverage_gaps"]:
+        yield ""
+        yield _S["gaps"].render(lang)
+        yield ""
+        for gap in content["coverage_gaps"]:
+            yield _S["gap_line"].render(lang, **{**gap, "stratum": gap["stratum"] or "-"})
