@@ -2,8 +2,8 @@
 
 Public API: ``pipeline("unit-build")`` (the fluent builder), the result types, ``open_build`` (read
 a finished build back), ``loader`` (training batches over one or more builds), ``plan_units``
-(the exact unit-size planner), ``group`` and ``split`` (leakage-free train / validation / test
-splits of a build; ``mintdim.split`` is that function, the room's modules are importable as
+(the exact unit-size planner), ``group``, ``split`` and ``open_split`` (leakage-free train /
+validation / test splits of a build; ``mintdim.split`` is that function, the room's modules are importable as
 ``mintdim.split.<module>``), the error classes (every one derives from ``MintDimError``) and
 ``set_language`` for error messages.
 """
@@ -17,7 +17,7 @@ from mintdim.errors import *  # noqa: F403 - the error catalogue is public API
 from mintdim.pipeline import pipeline
 from mintdim.read.loader import UnitBatch, UnitLoader, loader
 from mintdim.read.reader import UnitBuild, open_build
-from mintdim.split import GroupResult, SplitResult, group, split
+from mintdim.split import GroupResult, Split, SplitResult, group, open_split, split
 
 __all__ = [
     "BuildResult",
@@ -25,6 +25,7 @@ __all__ = [
     "LongSample",
     "OutputResult",
     "ScanResult",
+    "Split",
     "SplitResult",
     "TemplateLiteralWarning",
     "UnitBatch",
@@ -35,6 +36,7 @@ __all__ = [
     "group",
     "loader",
     "open_build",
+    "open_split",
     "pipeline",
     "plan_units",
     "split",

@@ -474,7 +474,11 @@ class SplitDirectoryError(MintDimError, FileNotFoundError):
     }
     _KINDS: ClassVar[dict[str, Bilingual]] = {
         "groups": Bilingual("groups (mintdim group)", "nhóm (mintdim group)"),
-        "split": Bilingual("a split (mintdim split)", "một phân chia (mintdim split)"),
+        "split": Bilingual("split (mintdim split)", "phân chia (mintdim split)"),
+    }
+    _FOUND: ClassVar[dict[str, Bilingual]] = {
+        "groups": Bilingual("groups", "các nhóm"),
+        "split": Bilingual("a split", "một phân chia"),
         "build": Bilingual("a build", "một bản build"),
         "unknown": Bilingual("something else", "một thứ khác"),
     }
@@ -482,7 +486,7 @@ class SplitDirectoryError(MintDimError, FileNotFoundError):
     directory: str
     kind: str = _choice(_KINDS)
     reason: str = _choice(_REASONS)
-    found: str = _choice(_KINDS, "unknown")
+    found: str = _choice(_FOUND, "unknown")
     marker: str = ""
     detail: str = ""
 
@@ -512,7 +516,7 @@ class SplitDirectoryError(MintDimError, FileNotFoundError):
             _say(
                 self._REASONS[self.reason],
                 kind=self._KINDS[self.kind],
-                found=self._KINDS[self.found],
+                found=self._FOUND[self.found],
             ),
         )
         yield (
@@ -584,19 +588,35 @@ class SplitVerificationError(MintDimError, RuntimeError):
     hold; the split gets no manifest, so it never looks complete."""
 
     directory: str
-    failed: list[str]
+    failed_en: list[str]
+    """Each failed check, its failures and examples, in English ..."""
+    failed_vi: list[str]
+    """... and in Vietnamese."""
 
     summary = Bilingual(
         "The split did not pass its own verification.",
         "Phân chia không vượt qua bước kiểm tra của chính nó.",
     )
     examples = (
-        {"directory": "./splits/v1", "failed": ["copied_tokens: 1 of 5000 samples differ"]},
+        {
+            "directory": "./splits/v1",
+            "failed_en": [
+                "copied_tokens: 1 (train sample 7 (input 12): tokens differ from the input build's)"
+            ],
+            "failed_vi": [
+                "copied_tokens: 1 (mẫu 7 của train (đầu vào 12): token khác với token "
+                "của bản build đầu vào)"
+            ],
+        },
     )
 
     def _sections(self) -> Iterator[Any]:
         yield _H.DIRECTORY, self.directory
-        yield Bilingual("Failed checks", "Các kiểm tra không đạt"), *_bullets(self.failed)
+        lines = [
+            _say(Bilingual("- {en}", "- {vi}"), en=en, vi=vi)
+            for en, vi in zip(self.failed_en, self.failed_vi, strict=True)
+        ]
+        yield Bilingual("Failed checks", "Các kiểm tra không đạt"), *lines
         yield (
             _H.FIX,
             Bilingual(

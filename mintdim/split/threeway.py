@@ -139,7 +139,9 @@ def split(
         durable.write_json_atomic(path / verification.FILENAME, checked)
         if not checked["ok"]:
             raise SplitVerificationError(
-                directory=os.fspath(out), failed=verification.failed_lines(checked)
+                directory=os.fspath(out),
+                failed_en=verification.failed_lines(checked, "en"),
+                failed_vi=verification.failed_lines(checked, "vi"),
             )
         content = _report(samples, stratum_of, group_of, split_of, allocation.strata, edges)
         content["windows"] = _window_counts(samples, split_of, window)

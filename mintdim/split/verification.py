@@ -31,6 +31,7 @@ import orjson
 from mintdim.build.formats import sample_index
 from mintdim.errors import MintDimError
 from mintdim.read.reader import UnitBuild, open_build
+from mintdim.shared.lang import Bilingual
 from mintdim.split import windows
 from mintdim.split.layout import SPLIT_NAMES
 
@@ -38,7 +39,9 @@ __all__ = [
     "FILENAME",
     "GROUP_JOINS",
     "SPLITS",
+    "EXAMPLES",
     "SplitRows",
+    "describe",
     "failed_lines",
     "read_splits",
     "verify",
@@ -98,10 +101,16 @@ class _Check:
     def count(self, key: str, value: int) -> None:
         self.counts[key] = self.counts.get(key, 0) + int(value)
 
-    def fail(self, examples: Iterable[str], count: int | None = None) -> None:
-        listed = list(examples)
+    def fail(self, code: str, items: Iterable[dict], count: int | None = None) -> None:
+        """Count failures of one kind; keep the first few as examples (``code`` and facts)."""
+        listed = [{"code": code, **facts} for facts in items]
         self.failures += len(listed) if count is None else count
         self.examples += listed[: max(0, _EXAMPLES - len(self.examples))]
+
+    def absorb(self, other: _Check) -> None:
+        """Take another part's failures (a build checked on another thread)."""
+        self.failures += other.failures
+        self.examples += other.examples[: max(0, _EXAMPLES - len(self.examples))]
 
     def result(self) -> dict[str, object]:
         return {
@@ -125,7 +134,7 @@ def verify(
         rows = read_splits(root / SPLITS)
     except (OSError, ValueError, KeyError, TypeError, orjson.JSONDecodeError) as err:
         for check in checks.values():
-            check.fail([f"{SPLITS}: {err}"])
+            check.fail("unreadable", [{"file": SPLITS, "detail": str(err)}])
         return _result(checks, source)
     checks["coverage"].count("samples", rows.split.size)
     builds = _open_builds(root, checks["coverage"])
@@ -138,7 +147,7 @@ def verify(
     _coverage(rows, [ids for ids, _ in found], checks["coverage"])
     for _, tokens in found:
         checks["copied_tokens"].count("samples", tokens.counts.get("samples", 0))
-        checks["copied_tokens"].fail(tokens.examples, tokens.failures)
+        checks["copied_tokens"].absorb(tokens)
     _groups(rows, checks["groups"])
     _joins(root / GROUP_JOINS, rows, checks["joins"])
     if window is not None:
@@ -161,7 +170,8 @@ def _open_builds(root: Path, check: _Check) -> dict[int, UnitBuild]:
         try:
             builds[k] = open_build(root / name)
         except MintDimError as err:
-            check.fail([f"{name}: {type(err).__name__}: {err.message('en').splitlines()[1]}"])
+            said = {lang: " ".join(err.message(lang).splitlines()[1:3]) for lang in ("en", "vi")}
+            check.fail("no_build", [{"split": name, "en": said["en"], "vi": said["vi"]}])
     return builds
 
 
@@ -186,7 +196,8 @@ def _check_build(
             original = int(ids[out_id]) if 0 <= out_id < ids.size else -1
             problem = _token_problem(original, tokens, count, rows, source)
             if problem:
-                check.fail([f"{name} sample {out_id} (input {original}): {problem}"])
+                facts = {"split": name, "sample": out_id, "input": original}
+                check.fail(problem, [{**facts, "count": count}])
     return ids, check
 
 
@@ -194,41 +205,52 @@ def _token_problem(
     original: int, tokens: np.ndarray, count: int, rows: SplitRows, source: UnitBuild | None
 ) -> str:
     if not 0 <= original < rows.split.size:
-        return "no source_sample_id of the input build"
+        return "no_source_id"
     if count != rows.token_count[original]:
-        return f"{count} tokens, splits.jsonl says {rows.token_count[original]}"
+        return "token_count"
     if hashlib.sha256(tokens.tobytes()).hexdigest() != rows.token_sha256[original]:
-        return "token SHA-256 differs from splits.jsonl"
+        return "token_sha256"
     if source is not None and not np.array_equal(source[original], tokens):
-        return "tokens differ from the input build's"
+        return "token_input"
     return ""
 
 
 def _coverage(rows: SplitRows, found: list[np.ndarray], check: _Check) -> None:
     seen = np.zeros(rows.split.size, dtype=np.int64)
+    places = []
     for k, ids in enumerate(found):
         check.count(f"{SPLIT_NAMES[k]}_samples", ids.size)
         valid = (ids >= 0) & (ids < rows.split.size)
-        check.fail(
-            [f"{SPLIT_NAMES[k]} sample {i}: no input sample" for i in np.flatnonzero(~valid)]
-        )
         np.add.at(seen, ids[valid], 1)
         where = np.flatnonzero(valid)
         wrong = where[(rows.split[ids[where]] != k) | (rows.split_sample_id[ids[where]] != where)]
-        check.fail(
-            [
-                f"input sample {ids[i]} is {SPLIT_NAMES[k]} sample {i}; splits.jsonl says "
-                f"{_split_name(rows.split[ids[i]])} sample {rows.split_sample_id[ids[i]]}"
-                for i in wrong.tolist()
-            ]
-        )
+        places.append((k, ids, valid, wrong))
+    # What is missing or twice first: a sample out of place follows from those.
     missing, twice = np.flatnonzero(seen == 0), np.flatnonzero(seen > 1)
     check.count("missing", missing.size)
     check.count("duplicated", twice.size)
-    check.fail([f"input sample {i} is in no split" for i in missing.tolist()])
-    check.fail([f"input sample {i} is in {seen[i]} places" for i in twice.tolist()])
+    check.fail("missing", [{"input": i} for i in missing.tolist()])
+    check.fail("duplicated", [{"input": i, "places": int(seen[i])} for i in twice.tolist()])
     unnamed = np.flatnonzero(rows.split < 0)
-    check.fail([f"{SPLITS} line {i + 1} names no split" for i in unnamed.tolist()])
+    check.fail("no_split", [{"line": i + 1} for i in unnamed.tolist()])
+    for k, ids, valid, wrong in places:
+        name = SPLIT_NAMES[k]
+        check.fail(
+            "no_source_id", [{"split": name, "sample": i} for i in np.flatnonzero(~valid).tolist()]
+        )
+        check.fail(
+            "misplaced",
+            [
+                {
+                    "input": int(ids[i]),
+                    "split": name,
+                    "sample": i,
+                    "listed_split": _split_name(rows.split[ids[i]]),
+                    "listed_sample": int(rows.split_sample_id[ids[i]]),
+                }
+                for i in wrong.tolist()
+            ],
+        )
 
 
 def _split_name(k: int) -> str:
@@ -243,7 +265,7 @@ def _groups(rows: SplitRows, check: _Check) -> None:
     mixed = np.flatnonzero((groups[1:] == groups[:-1]) & (splits[1:] != splits[:-1]))
     crossing = np.unique(groups[mixed])
     check.count("crossing", crossing.size)
-    check.fail([f"group {g} has members in two splits" for g in crossing.tolist()])
+    check.fail("group_crossing", [{"group": g} for g in crossing.tolist()])
 
 
 def _joins(path: Path, rows: SplitRows, check: _Check) -> None:
@@ -252,20 +274,26 @@ def _joins(path: Path, rows: SplitRows, check: _Check) -> None:
         a = np.array([edge["a"] for edge in edges], dtype=np.int64)
         b = np.array([edge["b"] for edge in edges], dtype=np.int64)
     except (OSError, orjson.JSONDecodeError, KeyError, TypeError) as err:
-        check.fail([f"{GROUP_JOINS}: {err}"])
+        check.fail("unreadable", [{"file": GROUP_JOINS, "detail": str(err)}])
         return
     check.count("edges", a.size)
     inside = (a >= 0) & (b >= 0) & (a < rows.split.size) & (b < rows.split.size)
-    check.fail([f"edge {i + 1} names no input sample" for i in np.flatnonzero(~inside)])
+    check.fail("edge_outside", [{"line": i + 1} for i in np.flatnonzero(~inside).tolist()])
     a, b = a[inside], b[inside]
     crossing = np.flatnonzero(rows.split[a] != rows.split[b])
     check.count("crossing", crossing.size)
     check.fail(
+        "edge_crossing",
         [
-            f"{edges[i]['kind']} edge {a[i]}-{b[i]}: {_split_name(rows.split[a[i]])} and "
-            f"{_split_name(rows.split[b[i]])}"
+            {
+                "kind": edges[i]["kind"],
+                "a": int(a[i]),
+                "b": int(b[i]),
+                "split_a": _split_name(rows.split[a[i]]),
+                "split_b": _split_name(rows.split[b[i]]),
+            }
             for i in crossing.tolist()
-        ]
+        ],
     )
 
 
@@ -274,7 +302,7 @@ def _windows(path: Path, rows: SplitRows, window: int, check: _Check) -> None:
     try:
         lines = [orjson.loads(line) for line in path.read_bytes().splitlines()]
     except (OSError, orjson.JSONDecodeError) as err:
-        check.fail([f"{windows.FILENAME}: {err}"])
+        check.fail("unreadable", [{"file": windows.FILENAME, "detail": str(err)}])
         return
     check.count("windows", len(lines))
     by_sample: dict[tuple[int, int], list[tuple[int, int]]] = {}
@@ -292,10 +320,10 @@ def _windows(path: Path, rows: SplitRows, window: int, check: _Check) -> None:
             original = input_of[key]
             labels = (line["stratum"], line["group"])
         except (KeyError, TypeError, ValueError):
-            check.fail([f"line {number}: not a window of a validation or test sample"])
+            check.fail("window_line", [{"line": number}])
             continue
         if key[0] == 0 or labels != (rows.stratum[original], int(rows.group[original])):
-            check.fail([f"line {number}: split, stratum or group differ from {SPLITS}"])
+            check.fail("window_labels", [{"line": number}])
     evaluated = np.flatnonzero(rows.split > 0)
     check.count("samples", evaluated.size)
     predicted = 0
@@ -307,28 +335,114 @@ def _windows(path: Path, rows: SplitRows, window: int, check: _Check) -> None:
         got = sorted(by_sample.pop(key, []))
         predicted += sum(length - 1 for _, length in got)
         if got != expected:
-            check.fail([_window_problem(key, count, got, window)])
+            code = _window_problem(count, got, window)
+            check.fail(code, [{"split": _split_name(key[0]), "sample": key[1], "count": count}])
     check.count("predicted_tokens", predicted)
-    check.fail([f"{_split_name(k)} sample {j}: windows of no such sample" for k, j in by_sample])
+    check.fail("window_orphan", [{"split": _split_name(k), "sample": j} for k, j in by_sample])
 
 
-def _window_problem(key: tuple[int, int], count: int, got: list, window: int) -> str:
-    where = f"{_split_name(key[0])} sample {key[1]} ({count} tokens)"
+def _window_problem(count: int, got: list, window: int) -> str:
     covered = [p for start, length in got for p in range(start + 1, start + length)]
     if any(length > window + 1 or length < 2 for _, length in got):
-        return f"{where}: a window holds more than {window + 1} ids or predicts nothing"
+        return "window_size"
     if any(start < 0 or start + length > count for start, length in got):
-        return f"{where}: a window lies outside the sample"
+        return "window_outside"
     if sorted(covered) != list(range(1, count)):
-        return f"{where}: predicted positions are not exactly 1..{count - 1} once each"
-    return f"{where}: windows are not the rule's cut"
+        return "window_coverage"
+    return "window_cut"
 
 
-def failed_lines(result: dict[str, object]) -> list[str]:
-    """One line per failed check: its name, failures and first example."""
+_SAMPLE = "{split} sample {sample} (input {input})"
+_SAMPLE_VI = "mẫu {sample} của {split} (đầu vào {input})"
+EXAMPLES: dict[str, Bilingual] = {
+    "unreadable": Bilingual("{file}: {detail}", "{file}: {detail}"),
+    "no_build": Bilingual("{split}: {en}", "{split}: {vi}"),
+    "no_source_id": Bilingual(
+        "{split} sample {sample} names no input sample (source_sample_id)",
+        "mẫu {sample} của {split} không chỉ tới mẫu đầu vào nào (source_sample_id)",
+    ),
+    "token_count": Bilingual(
+        _SAMPLE + ": {count} tokens, splits.jsonl says otherwise",
+        _SAMPLE_VI + ": {count} token, splits.jsonl ghi khác",
+    ),
+    "token_sha256": Bilingual(
+        _SAMPLE + ": token SHA-256 differs from splits.jsonl",
+        _SAMPLE_VI + ": SHA-256 của token khác với splits.jsonl",
+    ),
+    "token_input": Bilingual(
+        _SAMPLE + ": tokens differ from the input build's",
+        _SAMPLE_VI + ": token khác với token của bản build đầu vào",
+    ),
+    "missing": Bilingual(
+        "input sample {input} is in no split", "mẫu đầu vào {input} không nằm trong phần nào"
+    ),
+    "duplicated": Bilingual(
+        "input sample {input} is in {places} places", "mẫu đầu vào {input} nằm ở {places} chỗ"
+    ),
+    "no_split": Bilingual(
+        "splits.jsonl line {line} names no split", "dòng {line} của splits.jsonl không ghi phần nào"
+    ),
+    "misplaced": Bilingual(
+        "input sample {input} is {split} sample {sample}; splits.jsonl says {listed_split} "
+        "sample {listed_sample}",
+        "mẫu đầu vào {input} là mẫu {sample} của {split}; splits.jsonl ghi mẫu {listed_sample} "
+        "của {listed_split}",
+    ),
+    "group_crossing": Bilingual(
+        "group {group} has members in two splits", "nhóm {group} có thành viên ở hai phần"
+    ),
+    "edge_outside": Bilingual(
+        "group-joins.jsonl line {line} names no input sample",
+        "dòng {line} của group-joins.jsonl không chỉ tới mẫu đầu vào nào",
+    ),
+    "edge_crossing": Bilingual(
+        "{kind} edge {a}-{b} joins {split_a} and {split_b}",
+        "liên kết {kind} {a}-{b} nối {split_a} và {split_b}",
+    ),
+    "window_line": Bilingual(
+        "evaluation-windows.jsonl line {line} is no window of a validation or test sample",
+        "dòng {line} của evaluation-windows.jsonl không phải cửa sổ của mẫu validation hay test",
+    ),
+    "window_labels": Bilingual(
+        "evaluation-windows.jsonl line {line}: split, stratum or group differ from splits.jsonl",
+        "dòng {line} của evaluation-windows.jsonl: phần, tầng hoặc nhóm khác với splits.jsonl",
+    ),
+    "window_size": Bilingual(
+        "{split} sample {sample} ({count} tokens): a window holds too many ids or predicts nothing",
+        "mẫu {sample} của {split} ({count} token): một cửa sổ chứa quá nhiều id hoặc không dự đoán gì",
+    ),
+    "window_outside": Bilingual(
+        "{split} sample {sample} ({count} tokens): a window lies outside the sample",
+        "mẫu {sample} của {split} ({count} token): một cửa sổ nằm ngoài mẫu",
+    ),
+    "window_coverage": Bilingual(
+        "{split} sample {sample} ({count} tokens): predicted positions are not 1..count-1 once each",
+        "mẫu {sample} của {split} ({count} token): các vị trí được dự đoán không phải 1..count-1, "
+        "mỗi vị trí một lần",
+    ),
+    "window_cut": Bilingual(
+        "{split} sample {sample} ({count} tokens): the windows are not the rule's cut",
+        "mẫu {sample} của {split} ({count} token): các cửa sổ không đúng cách cắt của quy tắc",
+    ),
+    "window_orphan": Bilingual(
+        "windows of {split} sample {sample}, which is no validation or test sample",
+        "cửa sổ của mẫu {sample} thuộc {split}, không phải mẫu validation hay test",
+    ),
+}
+"""How each failure example of verification.json reads (its ``code`` and facts)."""
+
+
+def describe(example: dict, lang: str | None = None) -> str:
+    """One failure example of verification.json in ``lang``."""
+    facts = {key: value for key, value in example.items() if key != "code"}
+    return EXAMPLES[example["code"]].render(lang, **facts)
+
+
+def failed_lines(result: dict[str, object], lang: str) -> list[str]:
+    """One line per failed check in ``lang``: its name, failures and examples."""
     found = []
     for check in result["checks"]:
         if not check["ok"]:
-            example = check["examples"][0] if check["examples"] else ""
-            found.append(f"{check['check']}: {check['failures']} failures ({example})")
+            examples = "; ".join(describe(example, lang) for example in check["examples"])
+            found.append(f"{check['check']}: {check['failures']} ({examples})")
     return found

@@ -501,3 +501,34 @@ def test_spans_are_copied_with_their_records(tmp_path) -> None:
         out = open_build(tmp_path / "s" / name)
         for row in out.samples():
             assert out.segments(row["sample_id"]) == source.segments(row["source_sample_id"])
+
+
+def test_a_split_that_fails_its_own_verification_never_looks_complete(
+    related, grouped, tmp_path, monkeypatch
+) -> None:
+    from mintdim.split import threeway
+
+    real = threeway.write_builds
+
+    def then_damaged(samples, split_of, root, provenance):
+        written = real(samples, split_of, root, provenance)
+        shard = next((root / "train").rglob("shard_*.bin"))  # as if a disk flipped a byte
+        data = bytearray(shard.read_bytes())
+        data[0] ^= 1
+        shard.write_bytes(bytes(data))
+        return written
+
+    monkeypatch.setattr(threeway, "write_builds", then_damaged)
+    with pytest.raises(mintdim.SplitVerificationError) as caught:
+        mintdim.split(related[0], grouped, tmp_path / "s", seed=1, ratios={"train": 1})
+    assert "copied_tokens" in caught.value.message("en")
+    assert "token khác" in caught.value.message(
+        "vi"
+    ) or "SHA-256 của token" in caught.value.message("vi")
+    assert not (tmp_path / "s" / "manifest.json").exists()
+    assert "mintdim split failed" in (tmp_path / "s" / "FAILED.md").read_text()
+    verification = json.loads((tmp_path / "s" / "verification.json").read_text())
+    assert not verification["ok"]
+    with pytest.raises(mintdim.SplitDirectoryError) as opened:
+        mintdim.open_split(tmp_path / "s")
+    assert opened.value.reason == "failed"
