@@ -28,9 +28,11 @@ _TEXT = {
         "{edges}",
     ),
     "near": Bilingual(
-        "near-duplicates: {comparisons} pairs compared, {confirmed} confirmed; the caps skipped "
+        "near-duplicates: {comparisons} pairs compared, {confirmed} confirmed "
+        "({confirmed_but_exact_text} of them exact text already); the caps skipped "
         "{postings_skipped} postings and {pairs_over_max_candidates} candidate pairs",
-        "bản gần trùng: đã so sánh {comparisons} cặp, xác nhận {confirmed}; các giới hạn đã bỏ qua "
+        "bản gần trùng: đã so sánh {comparisons} cặp, xác nhận {confirmed} "
+        "({confirmed_but_exact_text} cặp đã trùng khớp văn bản); các giới hạn đã bỏ qua "
         "{postings_skipped} posting và {pairs_over_max_candidates} cặp ứng viên",
     ),
     "report": Bilingual("Report: {path}", "Báo cáo: {path}"),

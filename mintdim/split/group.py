@@ -46,7 +46,7 @@ from mintdim.split.samples import BuildSamples, RecordBatch, read_build, read_re
 from mintdim.split.text import AliasRule, canonical, exact_digest, normalize, parse_alias_rules
 from mintdim.split.text import value_text as _value_text
 
-__all__ = ["GroupResult", "group"]
+__all__ = ["GroupResult", "group", "group_settings"]
 
 _LARGEST = 20
 """Groups the report lists, largest first."""
@@ -94,12 +94,14 @@ def group(
     JSONL of manual joins; ``workers``: processes computing sketches (None: every core). The
     output is the same for every worker count.
     """
-    keys = _field_names(keys)
-    rules = parse_alias_rules(alias_rules)
-    settings = NearSettings(
-        min_chars, min_distinct, coverage, sketch_size, min_shared, max_postings, max_candidates
+    keys, rules, settings, workers = group_settings(
+        keys,
+        alias_rules,
+        NearSettings(
+            min_chars, min_distinct, coverage, sketch_size, min_shared, max_postings, max_candidates
+        ),
+        workers,
     )
-    workers = _workers(workers)
     samples = read_build(build)
     layout.check_fresh(out, {os.fspath(build): samples.path})
     manual = [] if joins is None else read_manual_joins(joins, samples.count)
@@ -129,20 +131,23 @@ def group(
     )
 
 
-def _field_names(keys: Sequence[str] | str) -> tuple[str, ...]:
+def group_settings(
+    keys: Sequence[str] | str,
+    alias_rules: Sequence[str],
+    settings: NearSettings,
+    workers: int | None,
+) -> tuple[tuple[str, ...], tuple[AliasRule, ...], NearSettings, int]:
+    """``group()``'s options checked (named errors) and resolved, before any work: the runner
+    checks them before it builds."""
     names = (keys,) if isinstance(keys, str) else tuple(keys)
     for name in names:
         if not isinstance(name, str) or not name:
             raise SplitOptionError(option="keys", value=name, rule="field_name")
-    return tuple(dict.fromkeys(names))
-
-
-def _workers(workers: int | None) -> int:
     if workers is None:
-        return os.cpu_count() or 1
+        workers = os.cpu_count() or 1
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise SplitOptionError(option="workers", value=workers, rule="positive")
-    return workers
+    return tuple(dict.fromkeys(names)), parse_alias_rules(alias_rules), settings, workers
 
 
 # ---------------------------------------------------------------------------
@@ -252,11 +257,10 @@ class _Linker:
         found = [edge for classes in self.keys.values() for edge in classes.edges]
         found += self.exact_edges
         if self.near is not None:
-            found += [
-                Edge(a, b, "near", evidence)
-                for a, b, evidence in self.near.edges()
-                if self.exact_class[a] != self.exact_class[b]
-            ]
+            near = list(self.near.edges())
+            kept = [(a, b, e) for a, b, e in near if self.exact_class[a] != self.exact_class[b]]
+            self.near.stats["confirmed_but_exact_text"] = len(near) - len(kept)
+            found += [Edge(a, b, "near", evidence) for a, b, evidence in kept]
         return found
 
 

@@ -205,6 +205,7 @@ STATS = (
     "rejected_min_distinct",
     "rejected_coverage",
     "confirmed",
+    "confirmed_but_exact_text",
 )
 """What the search counts, in the report's order."""
 

@@ -65,8 +65,9 @@ _T = {
         "{postings_skipped} postings and {pairs_skipped_by_max_postings} pairs skipped\n"
         "- pairs sharing fewer than min_shared={min_shared} anchors: {pairs_below_min_shared}\n"
         "- cap max_candidates={max_candidates}: {pairs_over_max_candidates} pairs skipped\n"
-        "- comparisons: {comparisons}; confirmed: {confirmed}; rejected for too few distinct "
-        "5-grams: {rejected_min_distinct}; rejected for coverage: {rejected_coverage}",
+        "- comparisons: {comparisons}; confirmed: {confirmed} ({confirmed_but_exact_text} of them "
+        "joined as exact text already); rejected for too few distinct 5-grams: "
+        "{rejected_min_distinct}; rejected for coverage: {rejected_coverage}",
         "## Bản gần trùng\n\n"
         "Quy tắc: mẫu ngắn hơn có ít nhất {min_chars} ký tự có nghĩa và {min_distinct} 5-gram "
         "khác nhau, và ít nhất {coverage} trong số đó xuất hiện trong mẫu kia.\n\n"
@@ -77,8 +78,9 @@ _T = {
         "bỏ qua {postings_skipped} posting và {pairs_skipped_by_max_postings} cặp\n"
         "- cặp có ít hơn min_shared={min_shared} anchor chung: {pairs_below_min_shared}\n"
         "- giới hạn max_candidates={max_candidates}: bỏ qua {pairs_over_max_candidates} cặp\n"
-        "- số lần so sánh: {comparisons}; đã xác nhận: {confirmed}; bị loại vì quá ít 5-gram "
-        "khác nhau: {rejected_min_distinct}; bị loại vì độ phủ: {rejected_coverage}",
+        "- số lần so sánh: {comparisons}; đã xác nhận: {confirmed} ({confirmed_but_exact_text} "
+        "cặp đã được nối là văn bản trùng khớp); bị loại vì quá ít 5-gram khác nhau: "
+        "{rejected_min_distinct}; bị loại vì độ phủ: {rejected_coverage}",
     ),
     "manual": Bilingual(
         "## Manual joins\n\n{edges} joins from {file}.",
@@ -176,10 +178,15 @@ def _largest(lang: str, largest: list[dict]) -> Iterator[str]:
 _S = {
     "title": Bilingual("# Split of {path}", "# Phân chia của {path}"),
     "policy": Bilingual(
-        "Seed {seed}; ratios {ratios}; stratified by {stratify}; evaluation window {window}.",
-        "Seed {seed}; tỉ lệ {ratios}; phân tầng theo {stratify}; cửa sổ đánh giá {window}.",
+        "Seed {seed}; ratios {ratios}; {stratified}; {windows}.",
+        "Seed {seed}; tỉ lệ {ratios}; {stratified}; {windows}.",
     ),
-    "none": Bilingual("nothing", "không gì"),
+    "stratified": Bilingual("stratified by {field}", "phân tầng theo {field}"),
+    "not_stratified": Bilingual("not stratified", "không phân tầng"),
+    "windows_of": Bilingual(
+        "evaluation windows of at most {ids} ids", "cửa sổ đánh giá tối đa {ids} id"
+    ),
+    "no_windows": Bilingual("no evaluation windows", "không có cửa sổ đánh giá"),
     "splits": Bilingual("## Splits", "## Các phần"),
     "split_header": Bilingual(
         "| split | groups | samples | tokens | share of groups | share of tokens |",
@@ -234,12 +241,15 @@ def split_markdown(content: Mapping) -> str:
         yield _S["title"].render(lang, path=content["build"]["path"])
         yield ""
         ratios = ", ".join(f"{name}={share:g}" for name, share in policy["ratios"].items())
+        field, window = policy["stratify"], policy["window"]
         yield _S["policy"].render(
             lang,
             seed=content["seed"],
             ratios=ratios,
-            stratify=policy["stratify"] or _S["none"],
-            window=policy["window"] or _S["none"],
+            stratified=(
+                _S["stratified"].render(lang, field=field) if field else _S["not_stratified"]
+            ),
+            windows=_S["windows_of"].render(lang, ids=window + 1) if window else _S["no_windows"],
         )
         yield ""
         yield _S["splits"].render(lang)

@@ -52,7 +52,7 @@ from mintdim.split.samples import SOURCE_FILE, BuildSamples, read_build, read_re
 from mintdim.split.text import value_text
 from mintdim.split.write import Written, write_builds
 
-__all__ = ["SplitResult", "split"]
+__all__ = ["SplitResult", "build_files", "split", "split_settings"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,14 +89,7 @@ def split(
     ``window + 1`` ids; ``workers``: threads of the verification pass (the output is the same
     for every count).
     """
-    seed, window, workers = _options(seed, window, workers)
-    shares = parse_ratios(ratios)
-    overrides = {
-        str(name): parse_ratios(value, f"ratios_by_stratum[{name!r}]")
-        for name, value in (ratios_by_stratum or {}).items()
-    }
-    if stratify is not None and (not isinstance(stratify, str) or not stratify):
-        raise SplitOptionError(option="stratify", value=stratify, rule="field_name")
+    shares, overrides = split_settings(seed, ratios, stratify, ratios_by_stratum, window, workers)
     samples = read_build(build)
     groups_path, groups_manifest, groups_raw = _groups_directory(groups, samples)
     group_of = read_groups(groups_path, os.fspath(groups), samples.shown, samples.count)
@@ -163,7 +156,16 @@ def split(
     )
 
 
-def _options(seed: object, window: object, workers: object) -> tuple[int, int | None, int]:
+def split_settings(
+    seed: object,
+    ratios: object,
+    stratify: object,
+    ratios_by_stratum: Mapping[str, object] | None,
+    window: object,
+    workers: object,
+) -> tuple[tuple[float, float, float], dict[str, tuple[float, float, float]]]:
+    """``split()``'s options checked (named errors) before any work; the shares and the
+    per-stratum shares. The runner checks them before it builds."""
     for name, value, least in (("seed", seed, 0), ("workers", workers, 1)):
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
             rule = "positive" if least else "non_negative"
@@ -172,7 +174,13 @@ def _options(seed: object, window: object, workers: object) -> tuple[int, int | 
         isinstance(window, bool) or not isinstance(window, int) or window < 1
     ):
         raise SplitOptionError(option="window", value=window, rule="positive")
-    return seed, window, workers
+    if stratify is not None and (not isinstance(stratify, str) or not stratify):
+        raise SplitOptionError(option="stratify", value=stratify, rule="field_name")
+    overrides = {
+        str(name): parse_ratios(value, f"ratios_by_stratum[{name!r}]")
+        for name, value in (ratios_by_stratum or {}).items()
+    }
+    return parse_ratios(ratios), overrides
 
 
 def _groups_directory(
