@@ -28,12 +28,14 @@ _TEXT = {
         "{edges}",
     ),
     "near": Bilingual(
-        "near-duplicates: {comparisons} pairs compared, {confirmed} confirmed "
-        "({confirmed_but_exact_text} of them exact text already); the caps skipped "
-        "{postings_skipped} postings and {pairs_over_max_candidates} candidate pairs",
-        "bản gần trùng: đã so sánh {comparisons} cặp, xác nhận {confirmed} "
-        "({confirmed_but_exact_text} cặp đã trùng khớp văn bản); các giới hạn đã bỏ qua "
-        "{postings_skipped} posting và {pairs_over_max_candidates} cặp ứng viên",
+        "near-duplicates: {reviewed} samples reviewed, {comparisons} candidate pairs compared; "
+        "{confirmed} joins confirmed ({same_significant_text} by the same significant text, "
+        "{confirmed_but_exact_text} already exact text); the caps skipped "
+        "{pairs_skipped_by_max_postings} + {pairs_over_max_candidates} pairs",
+        "bản gần trùng: đã xét {reviewed} mẫu, so sánh {comparisons} cặp ứng viên; xác nhận "
+        "{confirmed} liên kết ({same_significant_text} do cùng văn bản có nghĩa, "
+        "{confirmed_but_exact_text} đã trùng khớp văn bản); các giới hạn đã bỏ qua "
+        "{pairs_skipped_by_max_postings} + {pairs_over_max_candidates} cặp",
     ),
     "report": Bilingual("Report: {path}", "Báo cáo: {path}"),
 }
@@ -87,20 +89,26 @@ _HELP = {
         "Quy tắc gần trùng: tỉ lệ tối thiểu 5-gram của mẫu ngắn hơn có trong mẫu kia.",
     ),
     "sketch_size": Bilingual(
-        "Search: hashes per sample sketch (bottom-k).",
-        "Tìm kiếm: số hash trong sketch của mỗi mẫu (bottom-k).",
+        "Search: values of each sample's MinHash signature.",
+        "Tìm kiếm: số giá trị trong chữ ký MinHash của mỗi mẫu.",
+    ),
+    "band_rows": Bilingual(
+        "Search: signature values per LSH band (more: fewer, closer candidates).",
+        "Tìm kiếm: số giá trị chữ ký mỗi band LSH (nhiều hơn: ít ứng viên hơn, giống nhau hơn).",
     ),
     "min_shared": Bilingual(
-        "Search: the least anchors two samples share to be compared.",
-        "Tìm kiếm: số anchor chung tối thiểu để hai mẫu được so sánh.",
+        "Search: the least band buckets two samples share to be compared.",
+        "Tìm kiếm: số bucket band chung tối thiểu để hai mẫu được so sánh.",
     ),
     "max_postings": Bilingual(
-        "Search cap: an anchor in more samples than this is disabled.",
-        "Giới hạn tìm kiếm: anchor có trong nhiều mẫu hơn số này bị tắt.",
+        "Search cap: a bucket with more samples is compared as a star (its first sample with "
+        "each other one).",
+        "Giới hạn tìm kiếm: bucket có nhiều mẫu hơn được so sánh theo hình sao (mẫu đầu tiên "
+        "với từng mẫu còn lại).",
     ),
     "max_candidates": Bilingual(
-        "Search cap: candidates kept per sample, most shared anchors first.",
-        "Giới hạn tìm kiếm: số ứng viên giữ lại cho mỗi mẫu, nhiều anchor chung nhất trước.",
+        "Search cap: candidates kept per sample, most shared buckets first.",
+        "Giới hạn tìm kiếm: số ứng viên giữ lại cho mỗi mẫu, nhiều bucket chung nhất trước.",
     ),
     "workers": Bilingual(
         "Processes computing sketches (the output is the same for every count).",
@@ -134,8 +142,9 @@ def reported() -> Iterator[None]:
 @option("--min-chars", default=200, show_default=True, type=int, text=_HELP["min_chars"])
 @option("--min-distinct", default=100, show_default=True, type=int, text=_HELP["min_distinct"])
 @option("--coverage", default=0.9, show_default=True, type=float, text=_HELP["coverage"])
-@option("--sketch-size", default=32, show_default=True, type=int, text=_HELP["sketch_size"])
-@option("--min-shared", default=4, show_default=True, type=int, text=_HELP["min_shared"])
+@option("--sketch-size", default=40, show_default=True, type=int, text=_HELP["sketch_size"])
+@option("--band-rows", default=5, show_default=True, type=int, text=_HELP["band_rows"])
+@option("--min-shared", default=1, show_default=True, type=int, text=_HELP["min_shared"])
 @option("--max-postings", default=128, show_default=True, type=int, text=_HELP["max_postings"])
 @option("--max-candidates", default=128, show_default=True, type=int, text=_HELP["max_candidates"])
 @option("--workers", default=1, show_default=True, type=int, text=_HELP["workers"])

@@ -326,6 +326,11 @@ class SplitOptionError(MintDimError, ValueError):
             "một phân chia được tạo với window (mintdim split --window W)",
         ),
         "field_name": Bilingual("a non-empty field name", "một tên field không rỗng"),
+        "sketch": Bilingual("an integer from 1 to 256", "một số nguyên từ 1 đến 256"),
+        "band_rows": Bilingual(
+            "a divisor of sketch_size (bands hold band_rows values each)",
+            "một ước của sketch_size (mỗi band gồm band_rows giá trị)",
+        ),
     }
 
     option: str

@@ -430,26 +430,34 @@ class SplitConfig:
         ),
     )
     sketch_size: int = field(
-        default=32,
+        default=40,
         metadata=_help(
-            "near-duplicate search: hashes per sample sketch",
-            "tìm gần trùng: số hash trong sketch của mỗi mẫu",
-            "split.sketch_size=32",
+            "near-duplicate search: values of each sample's MinHash signature",
+            "tìm gần trùng: số giá trị trong chữ ký MinHash của mỗi mẫu",
+            "split.sketch_size=40",
+        ),
+    )
+    band_rows: int = field(
+        default=5,
+        metadata=_help(
+            "near-duplicate search: signature values per LSH band",
+            "tìm gần trùng: số giá trị chữ ký mỗi band LSH",
+            "split.band_rows=5",
         ),
     )
     min_shared: int = field(
-        default=4,
+        default=1,
         metadata=_help(
-            "near-duplicate search: least shared anchors of a compared pair",
-            "tìm gần trùng: số anchor chung tối thiểu của một cặp được so sánh",
-            "split.min_shared=4",
+            "near-duplicate search: least band buckets a compared pair shares",
+            "tìm gần trùng: số bucket band chung tối thiểu của một cặp được so sánh",
+            "split.min_shared=1",
         ),
     )
     max_postings: int = field(
         default=128,
         metadata=_help(
-            "near-duplicate search cap: an anchor in more samples is disabled",
-            "giới hạn tìm gần trùng: anchor có trong nhiều mẫu hơn bị tắt",
+            "near-duplicate search cap: a bucket with more samples is compared as a star",
+            "giới hạn tìm gần trùng: bucket có nhiều mẫu hơn được so sánh theo hình sao",
             "split.max_postings=128",
         ),
     )

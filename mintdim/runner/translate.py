@@ -71,6 +71,7 @@ GROUP_KEYS = (
     "min_distinct",
     "coverage",
     "sketch_size",
+    "band_rows",
     "min_shared",
     "max_postings",
     "max_candidates",

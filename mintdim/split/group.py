@@ -43,7 +43,14 @@ from mintdim.split.groupfiles import (
 )
 from mintdim.split.near import NearIndex, NearSettings, Prepared, prepare
 from mintdim.split.samples import BuildSamples, RecordBatch, read_build, read_records
-from mintdim.split.text import AliasRule, canonical, exact_digest, normalize, parse_alias_rules
+from mintdim.split.text import (
+    AliasRule,
+    canonical,
+    exact_digest,
+    normalize,
+    parse_alias_rules,
+    warm,
+)
 from mintdim.split.text import value_text as _value_text
 
 __all__ = ["GroupResult", "group", "group_settings"]
@@ -78,8 +85,9 @@ def group(
     min_chars: int = 200,
     min_distinct: int = 100,
     coverage: float = 0.9,
-    sketch_size: int = 32,
-    min_shared: int = 4,
+    sketch_size: int = 40,
+    band_rows: int = 5,
+    min_shared: int = 1,
     max_postings: int = 128,
     max_candidates: int = 128,
     workers: int | None = 1,
@@ -89,8 +97,9 @@ def group(
     ``keys``: source-record fields whose equal (normalized) values link samples;
     ``alias_rules``: ``'REGEX=>REPLACEMENT'`` strings canonicalizing those values further;
     ``near_duplicates``: search and confirm near-duplicates (the rule's ``min_chars``,
-    ``min_distinct``, ``coverage``; the search's ``sketch_size``, ``min_shared`` anchors per
-    pair, ``max_postings`` per anchor, ``max_candidates`` per sample); ``joins``: a reviewer's
+    ``min_distinct``, ``coverage``; the search's MinHash ``sketch_size`` in bands of
+    ``band_rows``, ``min_shared`` buckets per pair, ``max_postings`` per bucket,
+    ``max_candidates`` per sample); ``joins``: a reviewer's
     JSONL of manual joins; ``workers``: processes computing sketches (None: every core). The
     output is the same for every worker count.
     """
@@ -98,7 +107,14 @@ def group(
         keys,
         alias_rules,
         NearSettings(
-            min_chars, min_distinct, coverage, sketch_size, min_shared, max_postings, max_candidates
+            min_chars,
+            min_distinct,
+            coverage,
+            sketch_size,
+            band_rows,
+            min_shared,
+            max_postings,
+            max_candidates,
         ),
         workers,
     )
@@ -175,6 +191,7 @@ def _prepared(
         for batch in batches:
             yield batch, _prepare_batch(batch.texts, settings, near)
         return
+    warm()
     context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         pending = []

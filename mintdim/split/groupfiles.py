@@ -24,6 +24,7 @@ are joined to the class's first sample, so a class of n samples gives n - 1 edge
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -95,26 +96,35 @@ def joins_lines(edges: Iterable[Edge]) -> Iterator[bytes]:
 def read_groups(directory: Path, shown: str, build: str, samples: int) -> np.ndarray:
     """Each sample's group id from groups.json; ``GroupsMismatchError`` unless it holds every
     sample of a build of ``samples`` samples exactly once, each group listed under its id."""
-    content = orjson.loads((directory / GROUPS).read_bytes())
-    group_of = np.full(samples, -1, dtype=np.int64)
-    problem = None
     try:
-        for entry in content["groups"]:
-            members = np.asarray(entry["members"], dtype=np.int64)
-            if not members.size or members.min() < 0 or members.max() >= samples:
-                problem = f"group {entry['group']} names a sample outside 0..{samples - 1}"
-                break
-            if (group_of[members] >= 0).any() or entry["group"] != int(members.min()):
-                problem = f"group {entry['group']}: a sample twice, or not under its first id"
-                break
-            group_of[members] = entry["group"]
-    except (KeyError, TypeError, ValueError) as err:
-        problem = f"malformed: {err}"
-    if problem is None and (group_of < 0).any():
-        problem = f"sample {int(np.flatnonzero(group_of < 0)[0])} is in no group"
-    if problem is not None:
-        raise GroupsMismatchError(groups=shown, build=build, problem="coverage", found=problem)
+        entries = orjson.loads((directory / GROUPS).read_bytes())["groups"]
+        ids = np.array([entry["group"] for entry in entries], dtype=np.int64)
+        sizes = np.array([len(entry["members"]) for entry in entries], dtype=np.int64)
+        members = np.fromiter(
+            itertools.chain.from_iterable(entry["members"] for entry in entries),
+            dtype=np.int64,
+            count=int(sizes.sum()),
+        )
+    except (KeyError, TypeError, ValueError, orjson.JSONDecodeError) as err:
+        raise _coverage_error(shown, build, f"malformed: {err}") from err
+    if (sizes < 1).any() or (members < 0).any() or (members >= samples).any():
+        raise _coverage_error(
+            shown, build, f"a group is empty or names a sample outside 0..{samples - 1}"
+        )
+    counts = np.bincount(members, minlength=samples)
+    if (counts != 1).any():
+        sample = int(np.flatnonzero(counts != 1)[0])
+        raise _coverage_error(shown, build, f"sample {sample} is in {counts[sample]} groups")
+    starts = np.cumsum(sizes) - sizes
+    if not np.array_equal(np.minimum.reduceat(members, starts) if members.size else ids, ids):
+        raise _coverage_error(shown, build, "a group is not listed under its smallest member")
+    group_of = np.empty(samples, dtype=np.int64)
+    group_of[members] = np.repeat(ids, sizes)
     return group_of
+
+
+def _coverage_error(shown: str, build: str, problem: str) -> GroupsMismatchError:
+    return GroupsMismatchError(groups=shown, build=build, problem="coverage", found=problem)
 
 
 def read_joins(directory: Path) -> list[Edge]:

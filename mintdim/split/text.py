@@ -27,6 +27,7 @@ from mintdim.errors import AliasRuleError
 
 __all__ = [
     "AliasRule",
+    "warm",
     "canonical",
     "exact_digest",
     "normalize",
@@ -110,6 +111,13 @@ def _table(punctuation: bool) -> dict[int, None]:
         for code in range(sys.maxunicode + 1)
         if chr(code).isspace() or punctuation and unicodedata.category(chr(code)).startswith("P")
     }
+
+
+def warm() -> None:
+    """Build the translate tables now (a second or so each): before worker processes fork, so
+    they inherit them instead of building their own."""
+    _table(False)
+    _table(True)
 
 
 def exact_digest(text: str) -> bytes:

@@ -178,41 +178,87 @@ def _open_builds(root: Path, check: _Check) -> dict[int, UnitBuild]:
 def _check_build(
     k: int, build: UnitBuild | None, rows: SplitRows, source: UnitBuild | None
 ) -> tuple[np.ndarray, _Check]:
-    """The input ids of one split's samples (by its sample ids), and its token check."""
+    """The input ids of one split's samples (by its sample ids), and its token check: shard by
+    shard, each record's count and token SHA-256 against splits.jsonl, and the whole record
+    (tokens, then PAD) against the input build's record of the same sample."""
     check = _Check("copied_tokens")
     if build is None:
         return np.zeros(0, dtype=np.int64), check
     ids = np.array(
         [row.get(sample_index.SOURCE_SAMPLE_ID, -1) for row in build.samples()], dtype=np.int64
     )
-    name = SPLIT_NAMES[k]
+    places = _Places(source) if source is not None else None
     for size in build.units:
         out_ids, counts = build.unit_columns(size)
-        for position, (out_id, count) in enumerate(
-            zip(out_ids.tolist(), counts.tolist(), strict=True)
-        ):
-            tokens = build.unit_record(size, position)[:count]
-            check.count("samples", 1)
-            original = int(ids[out_id]) if 0 <= out_id < ids.size else -1
-            problem = _token_problem(original, tokens, count, rows, source)
-            if problem:
-                facts = {"split": name, "sample": out_id, "input": original}
-                check.fail(problem, [{**facts, "count": count}])
+        per_shard = build.samples_per_shard
+        for start in range(0, out_ids.size, per_shard):
+            records = build.shard(size, start // per_shard)
+            chunk = slice(start, start + records.shape[0])
+            found = _shard_problems(records, out_ids[chunk], counts[chunk], ids, rows, places, size)
+            check.count("samples", records.shape[0])
+            for row, problem in found:
+                out_id = int(out_ids[start + row])
+                original = int(ids[out_id]) if 0 <= out_id < ids.size else -1
+                facts = {"split": SPLIT_NAMES[k], "sample": out_id, "input": original}
+                check.fail(problem, [{**facts, "count": int(counts[start + row])}])
     return ids, check
 
 
-def _token_problem(
-    original: int, tokens: np.ndarray, count: int, rows: SplitRows, source: UnitBuild | None
-) -> str:
-    if not 0 <= original < rows.split.size:
-        return "no_source_id"
-    if count != rows.token_count[original]:
-        return "token_count"
-    if hashlib.sha256(tokens.tobytes()).hexdigest() != rows.token_sha256[original]:
-        return "token_sha256"
-    if source is not None and not np.array_equal(source[original], tokens):
-        return "token_input"
-    return ""
+class _Places:
+    """Where each sample of the input build is: its unit and record position."""
+
+    def __init__(self, source: UnitBuild) -> None:
+        self.source = source
+        count = len(source)
+        self.unit = np.full(count, -1, dtype=np.int64)
+        self.position = np.full(count, -1, dtype=np.int64)
+        for size in source.units:
+            sample_ids, _ = source.unit_columns(size)
+            self.unit[sample_ids] = size
+            self.position[sample_ids] = np.arange(sample_ids.size)
+
+    def records(self, size: int, originals: np.ndarray) -> np.ndarray:
+        """The input's records of ``originals`` (all of unit ``size``), in order."""
+        per_shard = self.source.samples_per_shard
+        numbers, rows = np.divmod(self.position[originals], per_shard)
+        out = np.empty((originals.size, size), dtype=self.source.dtype)
+        for number in np.unique(numbers).tolist():
+            chosen = numbers == number
+            out[chosen] = self.source.shard(size, number)[rows[chosen]]
+        return out
+
+
+def _shard_problems(
+    records: np.ndarray,
+    out_ids: np.ndarray,
+    counts: np.ndarray,
+    ids: np.ndarray,
+    rows: SplitRows,
+    places: _Places | None,
+    size: int,
+) -> list[tuple[int, str]]:
+    """(row, problem) of each record of one output shard that is not its input's copy."""
+    known = (out_ids >= 0) & (out_ids < ids.size)
+    originals = np.where(known, ids[np.clip(out_ids, 0, max(ids.size - 1, 0))], -1)
+    valid = (originals >= 0) & (originals < rows.split.size)
+    safe = np.where(valid, originals, 0)
+    problems = np.full(records.shape[0], "", dtype=object)
+    problems[~valid] = "no_source_id"
+    problems[valid & (counts != rows.token_count[safe])] = "token_count"
+    digests = rows.token_sha256
+    for row in np.flatnonzero(problems == "").tolist():
+        tokens = records[row, : counts[row]].tobytes()
+        if hashlib.sha256(tokens).hexdigest() != digests[originals[row]]:
+            problems[row] = "token_sha256"
+    if places is not None:
+        clean = np.flatnonzero(problems == "")
+        same_unit = places.unit[originals[clean]] == size
+        problems[clean[~same_unit]] = "token_input"
+        clean = clean[same_unit]
+        copied = places.records(size, originals[clean])
+        differ = (copied != records[clean]).any(axis=1)
+        problems[clean[differ]] = "token_input"
+    return [(row, problems[row]) for row in np.flatnonzero(problems != "").tolist()]
 
 
 def _coverage(rows: SplitRows, found: list[np.ndarray], check: _Check) -> None:
@@ -370,8 +416,8 @@ EXAMPLES: dict[str, Bilingual] = {
         _SAMPLE_VI + ": SHA-256 của token khác với splits.jsonl",
     ),
     "token_input": Bilingual(
-        _SAMPLE + ": tokens differ from the input build's",
-        _SAMPLE_VI + ": token khác với token của bản build đầu vào",
+        _SAMPLE + ": its record (tokens, then PAD) differs from the input build's",
+        _SAMPLE_VI + ": bản ghi (token, rồi PAD) khác với bản ghi của bản build đầu vào",
     ),
     "missing": Bilingual(
         "input sample {input} is in no split", "mẫu đầu vào {input} không nằm trong phần nào"

@@ -222,11 +222,39 @@ def _places(
     return np.divmod(sequence, per_shard)
 
 
+def _audit(samples: BuildSamples, name: str) -> dict:
+    return samples.manifest["audit_files"][name]
+
+
 def _input_rows(samples: BuildSamples, name: str) -> Iterator[dict]:
     """The rows of one of the input build's JSONL indexes, its digest checked first."""
-    data = _read(samples, {"path": name, **samples.manifest["audit_files"][name]})
+    data = _read(samples, {"path": name, **_audit(samples, name)})
     for line in data.splitlines():
         yield orjson.loads(line)
+
+
+_SHARD_KEY = b',"shard_path":'
+_HASH_KEY = b'"hash":'
+
+
+def _middle(line: bytes) -> str:
+    """A sample_index line's middle (``"hash"`` to ``empty_fields``'s value), which a copy keeps:
+    the bytes between the id and the shard place of a line in the writer's exact form (the
+    input index's digest matched its manifest: MintDim wrote it), else rebuilt from the parsed
+    line by ``sample_parts``."""
+    start, stop = line.find(b",") + 1, line.rfind(_SHARD_KEY)
+    if line.startswith(b'{"sample_id":') and line.startswith(_HASH_KEY, start) and stop > start:
+        return line[start:stop].decode()
+    row = orjson.loads(line)
+    (part,) = sample_parts(
+        [row["hash"]],
+        [row["token_count"]],
+        [row["unit_size"]],
+        orjson.dumps(row["source_file"]).decode(),
+        [row["source_line"]],
+        [orjson.dumps(row["empty_fields"]).decode()],
+    )
+    return part
 
 
 def _write_sample_index(
@@ -246,18 +274,11 @@ def _write_sample_index(
             )
         pending[k], parts[k] = [], []
 
-    for sample_id, row in enumerate(_input_rows(samples, sample_index.FILENAME)):
+    data = _read(samples, {"path": sample_index.FILENAME, **_audit(samples, sample_index.FILENAME)})
+    for sample_id, line in enumerate(data.splitlines()):
         k = int(split_of[sample_id])
-        (part,) = sample_parts(
-            [row["hash"]],
-            [row["token_count"]],
-            [row["unit_size"]],
-            orjson.dumps(row["source_file"]).decode(),
-            [row["source_line"]],
-            [orjson.dumps(row["empty_fields"]).decode()],
-        )
         pending[k].append(sample_id)
-        parts[k].append(part)
+        parts[k].append(_middle(line))
         if len(pending[k]) >= _LINES:
             flush(k)
     for k in range(len(outputs)):

@@ -294,19 +294,28 @@ def test_settings_out_of_range_are_named(related, tmp_path, option, value, rule)
     assert not (tmp_path / "g").exists()
 
 
-def test_the_caps_bound_the_search_and_the_report_counts_what_they_skipped(
-    related, tmp_path
-) -> None:
-    out = tmp_path / "capped"
-    result = mintdim.group(related[0], out, max_postings=1, max_candidates=1)
-    near = result.report["near_duplicates"]
-    # Every anchor with two or more postings is over a cap of one: nothing is compared.
-    assert near["anchors"] == near["anchors_over_max_postings"] > 0
-    assert near["postings_skipped"] >= 2 * near["anchors"]
-    assert near["candidate_pairs"] == near["comparisons"] == 0
-    # What is still joined: samples with the same significant text (not compared at all).
-    assert 0 < result.edges["near"] <= near["same_significant_text"]
-    assert all(j["evidence"]["same_significant_text"] for j in _joins(out) if j["kind"] == "near")
+def test_the_caps_bound_the_search_and_the_report_counts_what_they_skipped(tmp_path) -> None:
+    texts = demo_texts()
+    base = max(texts, key=len)
+    words = base.split(" ")
+    variants = [" ".join(words[:k] + ["VARIANT"] + words[k + 1 :]) for k in (5, 25, 45, 65)]
+    rows = [{"text": t} for t in [base, *variants, *texts[:30]]]
+    build = make_build(tmp_path, rows)
+    free = mintdim.group(build, tmp_path / "free").report["near_duplicates"]
+    # Five near copies of one text: every pair of them is compared, nothing is skipped.
+    assert free["pairs_skipped_by_max_postings"] == free["pairs_over_max_candidates"] == 0
+    assert free["confirmed"] == 10
+    starred = mintdim.group(build, tmp_path / "star", max_postings=1).report["near_duplicates"]
+    # Every bucket holds two or more samples, so every one is over the cap: each is compared as
+    # a star (4 of its 10 pairs when the five copies share it), the rest skipped and counted.
+    assert starred["buckets"] == starred["buckets_over_max_postings"] > 0
+    assert starred["pairs_skipped_by_max_postings"] > 0
+    assert starred["comparisons"] < free["comparisons"]
+    capped = mintdim.group(build, tmp_path / "one", max_candidates=1).report["near_duplicates"]
+    assert capped["pairs_over_max_candidates"] > 0 and capped["comparisons"] < free["comparisons"]
+    # Groups are transitive: the bounded searches still join the five copies.
+    for out in ("free", "star", "one"):
+        assert _groups(tmp_path / out)[:5] == [0] * 5
 
 
 def test_samples_too_short_are_counted_not_compared(tmp_path) -> None:

@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import orjson
 import pytest
 
 import mintdim
@@ -532,3 +533,27 @@ def test_a_split_that_fails_its_own_verification_never_looks_complete(
     with pytest.raises(mintdim.SplitDirectoryError) as opened:
         mintdim.open_split(tmp_path / "s")
     assert opened.value.reason == "failed"
+
+
+def test_groups_that_do_not_cover_the_build_are_refused(related, grouped, tmp_path) -> None:
+    copy = tmp_path / "g"
+    shutil.copytree(grouped, copy)
+    lines = (copy / "groups.json").read_text().splitlines(keepends=True)
+    second = json.loads(lines[2].rstrip(",\n"))  # the second group, without its members
+    lines[2] = json.dumps({**second, "members": second["members"][1:] or [0]}) + ",\n"
+    (copy / "groups.json").write_text("".join(lines))
+    manifest = json.loads((copy / "manifest.json").read_text())
+    data = (copy / "groups.json").read_bytes()
+    manifest["files"]["groups.json"] = {
+        "bytes": len(data),
+        "sha256": hashlib.sha256(data).hexdigest(),
+    }
+    del manifest["manifest_sha256"]
+    body = orjson.dumps(manifest, option=orjson.OPT_INDENT_2) + b"\n"
+    manifest["manifest_sha256"] = hashlib.sha256(body).hexdigest()
+    (copy / "manifest.json").write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2) + b"\n")
+    with pytest.raises(GroupsMismatchError) as caught:
+        mintdim.split(related[0], copy, tmp_path / "s", seed=1, ratios={"train": 1})
+    assert caught.value.problem == "coverage"
+    assert "every sample of the build exactly once" in caught.value.message("en")
+    assert not (tmp_path / "s").exists()
