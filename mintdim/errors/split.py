@@ -57,9 +57,27 @@ class ChangedSinceBuildError(MintDimError, ValueError):
             "recorded {was}",
             "mẫu dựng từ dòng này có SHA-256 {now}; sample_index.jsonl của bản build ghi {was}",
         ),
-        "line": Bilingual(
-            "the build has a sample at this line, but the line is {now}",
-            "bản build có một mẫu ở dòng này, nhưng dòng này {now}",
+        "line_missing": Bilingual(
+            "the build has a sample at this line, but the file ends before it",
+            "bản build có một mẫu ở dòng này, nhưng file kết thúc trước dòng đó",
+        ),
+        "line_not_sample": Bilingual(
+            "the build has a sample at this line, but the line no longer renders to one",
+            "bản build có một mẫu ở dòng này, nhưng dòng này không còn dựng ra mẫu đó",
+        ),
+        "index_line": Bilingual(
+            "this line is not a line of the build its manifest describes (its sample id, source "
+            "file, line or hash)",
+            "dòng này không phải một dòng của bản build mà manifest mô tả (sample id, file "
+            "nguồn, dòng hoặc hash của nó)",
+        ),
+        "seal": Bilingual(
+            "manifest_sha256 does not match the manifest's content: the manifest was edited",
+            "manifest_sha256 không khớp với nội dung manifest: manifest đã bị sửa",
+        ),
+        "not_index": Bilingual(
+            "the file is not a unit index (its dtype is {now})",
+            "file không phải một unit index (dtype của nó là {now})",
         ),
     }
 
@@ -89,6 +107,12 @@ class ChangedSinceBuildError(MintDimError, ValueError):
             "line": 18,
             "was": "b357…d2",
             "now": "0c1f…9a",
+        },
+        {
+            "build": "./artifacts/units",
+            "file": "./data/alpaca.jsonl",
+            "change": "line_missing",
+            "line": 5001,
         },
     )
 
@@ -184,7 +208,9 @@ class AliasRuleError(MintDimError, ValueError):
 
     def _sections(self) -> Iterator[Any]:
         yield Bilingual("Rule", "Quy tắc"), _say("#{n}: {rule}", n=self.position + 1)
-        yield _H.PROBLEM, self._PROBLEMS[self.problem], *([self.detail] if self.detail else [])
+        yield _H.PROBLEM, self._PROBLEMS[self.problem]
+        if self.detail:
+            yield _H.LIBRARY_ERROR, self.detail
         yield (
             _H.FIX,
             Bilingual(
@@ -243,7 +269,9 @@ class JoinsLineError(MintDimError, ValueError):
 
     def _sections(self) -> Iterator[Any]:
         yield _H_FILE, format_location(self.file, self.line)
-        yield _H.PROBLEM, self._PROBLEMS[self.problem], *([self.detail] if self.detail else [])
+        yield _H.PROBLEM, self._PROBLEMS[self.problem]
+        if self.detail:
+            yield _H.LIBRARY_ERROR, self.detail
         yield (
             _H.FIX,
             Bilingual(
@@ -364,9 +392,7 @@ class OutputNotFreshError(MintDimError, FileExistsError):
             "the directory lies inside an input ({detail})",
             "thư mục nằm bên trong một đầu vào ({detail})",
         ),
-        "cannot_create": Bilingual(
-            "the directory cannot be created ({detail})", "không tạo được thư mục ({detail})"
-        ),
+        "cannot_create": Bilingual("the directory cannot be created", "không tạo được thư mục"),
     }
 
     directory: str
@@ -376,6 +402,7 @@ class OutputNotFreshError(MintDimError, FileExistsError):
     summary = Bilingual(
         "The output directory is not fresh.", "Thư mục output không phải thư mục mới."
     )
+    # inside_input: ``detail`` is the input's path; cannot_create: the OS's words.
     examples = (
         {"directory": "./splits/v1", "problem": "not_empty"},
         {
@@ -388,6 +415,8 @@ class OutputNotFreshError(MintDimError, FileExistsError):
     def _sections(self) -> Iterator[Any]:
         yield _H.DIRECTORY, self.directory
         yield _H.PROBLEM, self._PROBLEMS[self.problem]
+        if self.detail and self.problem == "cannot_create":
+            yield _H.LIBRARY_ERROR, self.detail
         yield (
             _H.FIX,
             Bilingual(
@@ -410,9 +439,25 @@ class GroupsMismatchError(MintDimError, ValueError):
             "các nhóm được tạo từ một bản build có manifest.json với SHA-256 {expected}; "
             "manifest.json của bản build này có {found}",
         ),
-        "coverage": Bilingual(
-            "groups.json does not hold every sample of the build exactly once ({found})",
-            "groups.json không chứa mọi mẫu của bản build đúng một lần ({found})",
+        "malformed": Bilingual(
+            "groups.json is not the file mintdim group writes",
+            "groups.json không phải file mà mintdim group ghi",
+        ),
+        "outside": Bilingual(
+            "groups.json does not hold every sample of the build exactly once: a group is empty "
+            "or names a sample outside 0 to {last}",
+            "groups.json không chứa mọi mẫu của bản build đúng một lần: có nhóm rỗng hoặc chỉ "
+            "tới mẫu nằm ngoài 0 đến {last}",
+        ),
+        "count": Bilingual(
+            "groups.json does not hold every sample of the build exactly once: sample {sample} "
+            "is in {found} groups",
+            "groups.json không chứa mọi mẫu của bản build đúng một lần: mẫu {sample} nằm trong "
+            "{found} nhóm",
+        ),
+        "not_smallest": Bilingual(
+            "a group of groups.json is not listed under its smallest member",
+            "một nhóm của groups.json không được ghi dưới thành viên nhỏ nhất của nó",
         ),
     }
 
@@ -421,6 +466,10 @@ class GroupsMismatchError(MintDimError, ValueError):
     problem: str = _choice(_PROBLEMS)
     expected: str = ""
     found: str = ""
+    sample: int = -1
+    last: int = -1
+    detail: str = ""
+    """malformed: the parser's words."""
 
     summary = Bilingual(
         "The groups do not belong to this build.", "Các nhóm không thuộc về bản build này."
@@ -439,6 +488,8 @@ class GroupsMismatchError(MintDimError, ValueError):
         yield Bilingual("Groups", "Nhóm"), self.groups
         yield _H_BUILD, self.build
         yield _H.PROBLEM, self._PROBLEMS[self.problem]
+        if self.detail:
+            yield _H.LIBRARY_ERROR, self.detail
         yield (
             _H.FIX,
             Bilingual(
@@ -469,8 +520,18 @@ class SplitDirectoryError(MintDimError, FileNotFoundError):
             "manifest.json describes {found}, not {kind}",
             "manifest.json mô tả {found}, không phải {kind}",
         ),
-        "manifest": Bilingual(
-            "manifest.json is damaged ({detail})", "manifest.json bị hỏng ({detail})"
+        "manifest_json": Bilingual(
+            "manifest.json is not a JSON object", "manifest.json không phải một object JSON"
+        ),
+        "manifest_status": Bilingual(
+            "manifest.json has status {status!r} and format_version {version!r}; this MintDim "
+            "reads complete ones of format version 1",
+            "manifest.json có status {status!r} và format_version {version!r}; MintDim này "
+            "đọc các manifest hoàn chỉnh có format version 1",
+        ),
+        "manifest_seal": Bilingual(
+            "manifest_sha256 does not match the manifest's content: the manifest was edited",
+            "manifest_sha256 không khớp với nội dung manifest: manifest đã bị sửa",
         ),
         "file_changed": Bilingual(
             "{detail} differs from what manifest.json lists (size or SHA-256)",
@@ -494,6 +555,9 @@ class SplitDirectoryError(MintDimError, FileNotFoundError):
     found: str = _choice(_FOUND, "unknown")
     marker: str = ""
     detail: str = ""
+    """file_changed: the file's name; manifest_json: the parser's words."""
+    status: object = None
+    version: object = None
 
     @property
     def summary(self) -> Any:
@@ -524,6 +588,8 @@ class SplitDirectoryError(MintDimError, FileNotFoundError):
                 found=self._FOUND[self.found],
             ),
         )
+        if self.detail and self.reason == "manifest_json":
+            yield _H.LIBRARY_ERROR, self.detail
         yield (
             _H.FIX,
             Bilingual(
@@ -577,6 +643,8 @@ class SplitDamagedError(MintDimError, ValueError):
         yield _H.DIRECTORY, self.directory
         yield _H_FILE, self.path
         yield _H.PROBLEM, self._PROBLEMS[self.problem]
+        if self.problem == "unreadable" and self.actual:
+            yield _H.LIBRARY_ERROR, self.actual
         yield (
             _H.FIX,
             Bilingual(

@@ -106,25 +106,23 @@ def read_groups(directory: Path, shown: str, build: str, samples: int) -> np.nda
             count=int(sizes.sum()),
         )
     except (KeyError, TypeError, ValueError, orjson.JSONDecodeError) as err:
-        raise _coverage_error(shown, build, f"malformed: {err}") from err
+        raise _refused(shown, build, "malformed", detail=str(err)) from err
     if (sizes < 1).any() or (members < 0).any() or (members >= samples).any():
-        raise _coverage_error(
-            shown, build, f"a group is empty or names a sample outside 0..{samples - 1}"
-        )
+        raise _refused(shown, build, "outside", last=samples - 1)
     counts = np.bincount(members, minlength=samples)
     if (counts != 1).any():
         sample = int(np.flatnonzero(counts != 1)[0])
-        raise _coverage_error(shown, build, f"sample {sample} is in {counts[sample]} groups")
+        raise _refused(shown, build, "count", sample=sample, found=str(counts[sample]))
     starts = np.cumsum(sizes) - sizes
     if not np.array_equal(np.minimum.reduceat(members, starts) if members.size else ids, ids):
-        raise _coverage_error(shown, build, "a group is not listed under its smallest member")
+        raise _refused(shown, build, "not_smallest")
     group_of = np.empty(samples, dtype=np.int64)
     group_of[members] = np.repeat(ids, sizes)
     return group_of
 
 
-def _coverage_error(shown: str, build: str, problem: str) -> GroupsMismatchError:
-    return GroupsMismatchError(groups=shown, build=build, problem="coverage", found=problem)
+def _refused(shown: str, build: str, problem: str, **facts: object) -> GroupsMismatchError:
+    return GroupsMismatchError(groups=shown, build=build, problem=problem, **facts)
 
 
 def read_joins(directory: Path) -> list[Edge]:

@@ -157,7 +157,7 @@ def read_manifest(directory: str | os.PathLike[str], kind: str) -> tuple[Path, d
     shown = os.fspath(directory)
     word = _KIND_WORDS[kind]
 
-    def refuse(reason: str, **facts: str) -> SplitDirectoryError:
+    def refuse(reason: str, **facts: object) -> SplitDirectoryError:
         return SplitDirectoryError(directory=shown, kind=word, reason=reason, **facts)
 
     if not path.exists():
@@ -170,21 +170,19 @@ def read_manifest(directory: str | os.PathLike[str], kind: str) -> tuple[Path, d
         failed = (path / FAILED).is_file()
         raise refuse("failed" if failed else "no_manifest", marker=FAILED) from None
     except OSError as err:
-        raise refuse("manifest", detail=str(err)) from err
+        raise refuse("manifest_json", detail=str(err)) from err
     try:
         content = orjson.loads(raw)
     except orjson.JSONDecodeError as err:
-        raise refuse("manifest", detail=str(err)) from err
+        raise refuse("manifest_json", detail=str(err)) from err
     if not isinstance(content, dict):
-        raise refuse("manifest", detail=type(content).__name__)
+        raise refuse("manifest_json")
     if content.get("kind") != kind:
         found = _KIND_WORDS.get(content.get("kind"), "build" if "shards" in content else "unknown")
         raise refuse("other_kind", found=found)
     if content.get("status") != "complete" or content.get("format_version") != FORMAT_VERSION:
-        detail = (
-            f"status {content.get('status')!r}, format_version {content.get('format_version')!r}"
-        )
-        raise refuse("manifest", detail=detail)
+        status, version = content.get("status"), content.get("format_version")
+        raise refuse("manifest_status", status=status, version=version)
     if not build_manifest.seal_holds(content):
-        raise refuse("manifest", detail=f"{build_manifest.SEAL} does not match its content")
+        raise refuse("manifest_seal")
     return path, content, raw

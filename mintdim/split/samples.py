@@ -79,13 +79,7 @@ def read_build(directory: str | os.PathLike[str]) -> BuildSamples:
     raw = (build.path / manifest.FILENAME).read_bytes()
     content = build.manifest
     if not manifest.seal_holds(content):
-        raise ChangedSinceBuildError(
-            build=shown,
-            file=manifest.FILENAME,
-            change="sha256",
-            was=str(content.get(manifest.SEAL)),
-            now="(the content's own digest differs)",
-        )
+        raise ChangedSinceBuildError(build=shown, file=manifest.FILENAME, change="seal")
     sources = tuple(content["source"]["files"])
     shards = [entry["path"] for entry in content["shards"]]
     columns = _read_index(build.path, shown, content, sources, shards)
@@ -97,9 +91,8 @@ def read_build(directory: str | os.PathLike[str]) -> BuildSamples:
         raise ChangedSinceBuildError(
             build=shown,
             file=sample_index.FILENAME,
-            change="line",
+            change="index_line",
             line=int(np.flatnonzero(bad)[0]) + 1,
-            now="not a line of this build's manifest",
         )
     return BuildSamples(
         path=build.path,
@@ -260,7 +253,7 @@ def _file_records(
     if pending:  # a changed line names itself before the file's digest does
         yield _batch(build, ids, pending, render, names, change)
     if taken != wanted.size:
-        raise change("line", line=int(wanted[taken]), now="missing")
+        raise change("line_missing", line=int(wanted[taken]))
     if size != fingerprint["bytes"]:
         raise change("size", was=str(fingerprint["bytes"]), now=str(size))
     if digest.hexdigest() != fingerprint["sha256"]:
@@ -289,7 +282,7 @@ def _batch(
             record = orjson.loads(raw)
             text = render(record)
         except (orjson.JSONDecodeError, KeyError, TypeError):
-            raise change("line", line=line, now="not the sample's record") from None
+            raise change("line_not_sample", line=line) from None
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
         if digest.encode() != build.hashes[sample_id]:
             was = build.hashes[sample_id].decode()

@@ -198,7 +198,7 @@ def _unit_index(samples: BuildSamples, size: int) -> np.ndarray:
     entries = np.load(io.BytesIO(_read(samples, listed)), allow_pickle=False)
     if entries.dtype != unit_index.DTYPE:
         raise ChangedSinceBuildError(
-            build=samples.shown, file=listed["path"], change="sha256", now=str(entries.dtype)
+            build=samples.shown, file=listed["path"], change="not_index", now=str(entries.dtype)
         )
     return entries
 
