@@ -103,28 +103,31 @@ def canonical(value: str, rules: Sequence[AliasRule]) -> str:
 
 
 @functools.cache
-def _table(punctuation: bool) -> dict[int, None]:
-    """``str.translate`` table deleting whitespace (and punctuation): built once, from the
-    Unicode database of this Python."""
-    return {
-        code: None
-        for code in range(sys.maxunicode + 1)
-        if chr(code).isspace() or punctuation and unicodedata.category(chr(code)).startswith("P")
-    }
+def _tables() -> tuple[dict[int, None], dict[int, None]]:
+    """``str.translate`` tables deleting whitespace, and whitespace and punctuation: built
+    once, in one pass over the Unicode database of this Python."""
+    spaces: dict[int, None] = {}
+    significant_only: dict[int, None] = {}
+    for code in range(sys.maxunicode + 1):
+        char = chr(code)
+        if char.isspace():
+            spaces[code] = significant_only[code] = None
+        elif unicodedata.category(char).startswith("P"):
+            significant_only[code] = None
+    return spaces, significant_only
 
 
 def warm() -> None:
-    """Build the translate tables now (a second or so each): before worker processes fork, so
-    they inherit them instead of building their own."""
-    _table(False)
-    _table(True)
+    """Build the translate tables now (about a second): before worker processes fork, so they
+    inherit them instead of building their own."""
+    _tables()
 
 
 def exact_digest(text: str) -> bytes:
     """SHA-256 of the text with every whitespace character removed."""
-    return hashlib.sha256(text.translate(_table(False)).encode("utf-8")).digest()
+    return hashlib.sha256(text.translate(_tables()[0]).encode("utf-8")).digest()
 
 
 def significant(text: str) -> str:
     """The text without whitespace and punctuation."""
-    return text.translate(_table(True))
+    return text.translate(_tables()[1])

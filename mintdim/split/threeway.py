@@ -54,6 +54,9 @@ from mintdim.split.write import Written, write_builds
 
 __all__ = ["SplitResult", "build_files", "split", "split_settings"]
 
+_LINES = 65536
+"""splits.jsonl lines written at a time."""
+
 
 @dataclass(frozen=True, slots=True)
 class SplitResult:
@@ -233,19 +236,34 @@ def _write_splits(
     split_of: np.ndarray,
     written: Written,
 ) -> None:
-    names = layout.SPLIT_NAMES
+    """splits.jsonl: one line per input sample, its keys in the documented order (each line
+    composed from its values' JSON: a source file and a stratum are spelled once each)."""
+    sources = [orjson.dumps(name).decode() for name in samples.sources]
+    strata = {label: orjson.dumps(label).decode() for label in set(stratum_of)}
+    names = [orjson.dumps(name).decode() for name in layout.SPLIT_NAMES]
+    columns = zip(
+        samples.files.tolist(),
+        samples.lines.tolist(),
+        stratum_of,
+        group_of.tolist(),
+        split_of.tolist(),
+        written.new_ids.tolist(),
+        samples.token_counts.tolist(),
+        written.token_sha256,
+        strict=True,
+    )
     with open(path / verification.SPLITS, "xb") as handle:
-        for sample_id in range(samples.count):
-            row = {
-                **samples.where(sample_id),
-                "stratum": stratum_of[sample_id],
-                "group": int(group_of[sample_id]),
-                "split": names[int(split_of[sample_id])],
-                "split_sample_id": int(written.new_ids[sample_id]),
-                "token_count": int(samples.token_counts[sample_id]),
-                "token_sha256": written.token_sha256[sample_id].hex(),
-            }
-            handle.write(orjson.dumps(row) + b"\n")
+        lines = []
+        for sample_id, (file, line, stratum, group, k, new, count, digest) in enumerate(columns):
+            lines.append(
+                f'{{"sample_id":{sample_id},"source_file":{sources[file]},"source_line":{line},'
+                f'"stratum":{strata[stratum]},"group":{group},"split":{names[k]},'
+                f'"split_sample_id":{new},"token_count":{count},"token_sha256":"{digest.hex()}"}}\n'
+            )
+            if len(lines) >= _LINES:
+                handle.write("".join(lines).encode())
+                lines = []
+        handle.write("".join(lines).encode())
 
 
 def _write_group_joins(path: Path, edges: list, split_of: np.ndarray) -> None:
@@ -336,14 +354,11 @@ def _report(
 ) -> dict[str, object]:
     names = layout.SPLIT_NAMES
     tokens = samples.token_counts
-    group_split = {}
-    for g, k in zip(group_of.tolist(), split_of.tolist(), strict=True):
-        group_split[g] = k
     per_split = {}
     for k, name in enumerate(names):
         chosen = split_of == k
         per_split[name] = {
-            "groups": sum(1 for v in group_split.values() if v == k),
+            "groups": int(np.unique(group_of[chosen]).size),
             "samples": int(chosen.sum()),
             "tokens": int(tokens[chosen].sum()),
         }
@@ -353,17 +368,15 @@ def _report(
             per_split[name][f"share_of_{key}"] = (
                 round(per_split[name][key] / total, 6) if total else 0.0
             )
-    by_stratum = {}
-    labels = np.array(stratum_of, dtype=object)
+    labels, stratum_index = np.unique(np.array(stratum_of, dtype=object), return_inverse=True)
+    by_split = np.bincount(stratum_index * 3 + split_of, minlength=3 * labels.size).reshape(-1, 3)
+    position = {label: i for i, label in enumerate(labels.tolist())}
     for entry in strata:
-        inside = labels == entry["stratum"]
-        entry["samples_by_split"] = {
-            name: int((inside & (split_of == k)).sum()) for k, name in enumerate(names)
-        }
-        by_stratum[entry["stratum"]] = entry
-    crossing = {}
-    for g, s in zip(group_of.tolist(), stratum_of, strict=True):
-        crossing.setdefault(g, set()).add(s)
+        counts = by_split[position[entry["stratum"]]].tolist()
+        entry["samples_by_split"] = dict(zip(names, counts, strict=True))
+    pairs = np.unique(group_of * max(labels.size, 1) + stratum_index)
+    groups_of_pairs = np.unique(pairs // max(labels.size, 1), return_counts=True)[1]
+    a = np.array([edge.a for edge in edges], dtype=np.int64)
     return {
         "build": {"path": samples.shown, "manifest_sha256": samples.manifest_sha256},
         "splits": per_split,
@@ -378,14 +391,13 @@ def _report(
             for entry in strata
             for gap in entry["coverage_gaps"]
         ],
-        "groups_across_strata": sum(1 for found in crossing.values() if len(found) > 1),
+        "groups_across_strata": int((groups_of_pairs > 1).sum()),
         "duplicate_review": {
             "edges": {kind: sum(edge.kind == kind for edge in edges) for kind in KINDS},
-            "edges_by_split": {
-                name: sum(int(split_of[edge.a]) == k for edge in edges)
-                for k, name in enumerate(names)
-            },
-            "groups_of_two_or_more": sum(1 for n in np.bincount(group_of).tolist() if n > 1),
+            "edges_by_split": dict(
+                zip(names, np.bincount(split_of[a], minlength=3).tolist(), strict=True)
+            ),
+            "groups_of_two_or_more": int((np.bincount(group_of) > 1).sum()),
         },
     }
 

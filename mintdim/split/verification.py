@@ -70,22 +70,19 @@ class SplitRows:
 def read_splits(path: Path) -> SplitRows:
     """Read splits.jsonl (``ValueError`` when a line is out of order or malformed)."""
     names = {name: k for k, name in enumerate(SPLIT_NAMES)}
-    columns: dict[str, list] = {key: [] for key in SplitRows.__slots__}
-    with open(path, "rb") as handle:
-        for number, line in enumerate(handle):
-            row = orjson.loads(line)
-            if row["sample_id"] != number:
-                raise ValueError(f"{SPLITS} line {number + 1}: sample_id {row['sample_id']}")
-            columns["split"].append(names.get(row["split"], -1))
-            for key in ("split_sample_id", "group", "stratum", "token_count", "token_sha256"):
-                columns[key].append(row[key])
+    data = path.read_bytes()
+    rows = orjson.loads(b"[" + data.rstrip(b"\n").replace(b"\n", b",") + b"]") if data else []
+    ids = np.array([row["sample_id"] for row in rows], dtype=np.int64)
+    wrong = np.flatnonzero(ids != np.arange(ids.size))
+    if wrong.size:
+        raise ValueError(f"{SPLITS} line {int(wrong[0]) + 1}: sample_id {int(ids[wrong[0]])}")
     return SplitRows(
-        split=np.array(columns["split"], dtype=np.int64),
-        split_sample_id=np.array(columns["split_sample_id"], dtype=np.int64),
-        group=np.array(columns["group"], dtype=np.int64),
-        stratum=columns["stratum"],
-        token_count=np.array(columns["token_count"], dtype=np.int64),
-        token_sha256=columns["token_sha256"],
+        split=np.array([names.get(row["split"], -1) for row in rows], dtype=np.int64),
+        split_sample_id=np.array([row["split_sample_id"] for row in rows], dtype=np.int64),
+        group=np.array([row["group"] for row in rows], dtype=np.int64),
+        stratum=[row["stratum"] for row in rows],
+        token_count=np.array([row["token_count"] for row in rows], dtype=np.int64),
+        token_sha256=[row["token_sha256"] for row in rows],
     )
 
 

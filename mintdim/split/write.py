@@ -262,27 +262,21 @@ def _write_sample_index(
 ) -> None:
     per_shard = int(samples.manifest["output"]["samples_per_shard"])
     numbers, rows = _places(samples, split_of, per_shard)
-    pending: list[list[int]] = [[] for _ in outputs]
-    parts: list[list[str]] = [[] for _ in outputs]
-
-    def flush(k: int) -> None:
-        ids = np.array(pending[k], dtype=np.int64)
-        if ids.size:
-            first = int(new_ids[ids[0]])
-            outputs[k].samples.write(
-                first, parts[k], samples.units[ids], numbers[ids], rows[ids], source_ids=ids
-            )
-        pending[k], parts[k] = [], []
-
     data = _read(samples, {"path": sample_index.FILENAME, **_audit(samples, sample_index.FILENAME)})
-    for sample_id, line in enumerate(data.splitlines()):
-        k = int(split_of[sample_id])
-        pending[k].append(sample_id)
-        parts[k].append(_middle(line))
-        if len(pending[k]) >= _LINES:
-            flush(k)
-    for k in range(len(outputs)):
-        flush(k)
+    middles = [_middle(line) for line in data.splitlines()]
+    del data
+    for k, output in enumerate(outputs):
+        members = np.flatnonzero(split_of == k)  # input order: the split's id order
+        for start in range(0, members.size, _LINES):
+            ids = members[start : start + _LINES]
+            output.samples.write(
+                int(new_ids[ids[0]]),
+                [middles[i] for i in ids.tolist()],
+                samples.units[ids],
+                numbers[ids],
+                rows[ids],
+                source_ids=ids,
+            )
 
 
 def _write_unk_and_overflow(
