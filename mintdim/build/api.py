@@ -23,7 +23,7 @@ from mintdim.errors import BuildInterruptedError, MintDimError, RunOptionError
 from mintdim.options import OptionCheck
 from mintdim.shared.types import OVERFLOW_POLICIES
 
-__all__ = ["UnitBuildPipeline", "found_before_work"]
+__all__ = ["UnitBuildPipeline", "before_work", "found_before_work"]
 
 T = TypeVar("T")
 
@@ -153,7 +153,7 @@ def _checked_then(check: Callable[[], tuple], work: Callable[..., T]) -> T:
     and a stop (Ctrl-C, SIGTERM) anywhere leaves as ``BuildInterruptedError`` naming the signal."""
     with sigterm_as_interrupt() as stop:
         try:
-            with _before_work():
+            with before_work():
                 checked = check()
             return work(*checked, stop)
         except BuildInterruptedError:
@@ -166,7 +166,9 @@ _FOUND_BEFORE_WORK = "_mintdim_found_before_work"
 
 
 @contextmanager
-def _before_work() -> Iterator[None]:
+def before_work() -> Iterator[None]:
+    """Mark a MintDim error raised inside as found before any work (:func:`found_before_work`):
+    ``run()``'s checks, and the runner's own checks of what follows the build."""
     try:
         yield
     except MintDimError as error:

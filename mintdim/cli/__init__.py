@@ -1,4 +1,5 @@
-"""The ``mintdim`` command: tools for what a user does with a build (plan, verify, inspect).
+"""The ``mintdim`` command: tools for what a user does with a build (plan, verify, inspect,
+group, split).
 
 Each subcommand lives in its own module of this package and is added to :data:`main` below.
 Builds themselves run through the Hydra runner (``python -m mintdim.run`` / ``mintdim-run``).
@@ -16,8 +17,9 @@ __all__ = ["main"]
 
 _TEXT = {
     "main": Bilingual(
-        "MintDim tools for finished builds and unit planning.",
-        "Công cụ MintDim cho các bản build đã xong và cho việc lập phương án unit.",
+        "MintDim tools for finished builds, unit planning and leakage-free splits.",
+        "Công cụ MintDim cho các bản build đã xong, việc lập phương án unit và phân chia không "
+        "rò rỉ.",
     ),
 }
 
@@ -48,13 +50,17 @@ def main() -> None:
 
 def _add_commands() -> None:
     # Imported here, after ``main`` exists, so each command module stays independent of the others.
+    from mintdim.cli.group import group
     from mintdim.cli.inspect import inspect
     from mintdim.cli.plan import plan
+    from mintdim.cli.split import split
     from mintdim.cli.verify import verify
 
     main.add_command(plan)
     main.add_command(verify)
     main.add_command(inspect)
+    main.add_command(group)
+    main.add_command(split)
 
 
 _add_commands()

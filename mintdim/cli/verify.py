@@ -1,4 +1,5 @@
-"""``mintdim verify DIR``: check a finished build, exit 0 when intact, 1 with every failure, 2 when DIR is no build."""
+"""``mintdim verify DIR``: check a finished build (or a split: mintdim/cli/split.py), exit 0 when
+intact, 1 with every failure, 2 when DIR is no build."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from mintdim.check.verify import VerifyReport, verify_build
 from mintdim.cli.bilingual import Command, PathType, language_option, option
 from mintdim.errors import NotABuildError
 from mintdim.shared.lang import Bilingual
+from mintdim.split.check import is_split
 
 __all__ = ["verify"]
 
@@ -41,13 +43,16 @@ _SKIPPED = {
 
 _HELP = {
     "verify": Bilingual(
-        "Check a finished build: manifest, shard sizes and SHA-256, padding, indexes and stats.\n\n"
+        "Check a finished build: manifest, shard sizes and SHA-256, padding, indexes and stats. "
+        "For a split (mintdim split): its three builds, its files and every invariant of its "
+        "verification.json.\n\n"
         "Exit status: 0 when every check holds, 1 when any fails (each failure listed), 2 when "
-        "DIRECTORY holds no finished build.",
+        "DIRECTORY holds no finished build or split.",
         "Kiểm tra một bản build đã xong: manifest, kích thước và SHA-256 của shard, padding, "
-        "các index và thống kê.\n\n"
+        "các index và thống kê. Với một phân chia (mintdim split): ba bản build, các file của nó "
+        "và mọi bất biến của verification.json.\n\n"
         "Mã thoát: 0 khi mọi kiểm tra đều đạt, 1 khi có kiểm tra không đạt (liệt kê từng lỗi), "
-        "2 khi DIRECTORY không chứa bản build hoàn chỉnh nào.",
+        "2 khi DIRECTORY không chứa bản build hay phân chia hoàn chỉnh nào.",
     ),
     "deep": Bilingual(
         "Also re-read the inputs (fingerprints must match), re-render and re-encode every sample "
@@ -66,6 +71,10 @@ _HELP = {
 @language_option
 def verify(directory: str, deep: bool, as_json: bool) -> None:
     """``mintdim verify``; its help is ``_HELP["verify"]``."""
+    if is_split(directory):
+        from mintdim.cli.split import verify_split_directory
+
+        verify_split_directory(directory, as_json, deep)
     try:
         report = verify_build(directory, deep=deep)
     except NotABuildError as err:

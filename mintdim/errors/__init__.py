@@ -3,9 +3,9 @@
 ``base`` holds the machinery (facts, texts, examples, the registry). The stage modules follow the
 flow of a build and of what comes after it: ``config`` (the declared job), ``source``,
 ``tokenizer``, ``units``, ``output``, ``execution`` (workers, interrupts, Ray), ``reader`` (a
-finished build and its loader) and ``cli`` (the runner's command line). The catalogue
-(``docs/error-catalogue.md``, ``python -m mintdim.errors.catalogue``) lists the classes in that
-order (``base.STAGES``).
+finished build and its loader), ``split`` (grouping and splitting a build) and ``cli`` (the
+runner's command line). The catalogue (``docs/error-catalogue.md``, ``python -m
+mintdim.errors.catalogue``) lists the classes in that order (``base.STAGES``).
 """
 
 from mintdim.errors.base import MintDimError, error_classes
@@ -16,6 +16,7 @@ from mintdim.errors.execution import *  # noqa: F403
 from mintdim.errors.output import *  # noqa: F403
 from mintdim.errors.reader import *  # noqa: F403
 from mintdim.errors.source import *  # noqa: F403
+from mintdim.errors.split import *  # noqa: F403
 from mintdim.errors.tokenizer import *  # noqa: F403
 from mintdim.errors.units import *  # noqa: F403
 

@@ -2,7 +2,7 @@
 
 Every error a user can meet is declared once, in English and Vietnamese, in the module of the
 stage that raises it (``config``, ``source``, ``tokenizer``, ``units``, ``output``, ``execution``,
-``reader``, ``cli``); ``mintdim.errors`` re-exports them all.
+``reader``, ``split``, ``cli``); ``mintdim.errors`` re-exports them all.
 
 A message follows the error catalogue of the spec (section "message errors"): a first line
 ``ErrorName:``, one sentence, then blank-line separated ``Header:`` sections. Facts the catalogue
@@ -65,9 +65,19 @@ from mintdim.shared.lang import Bilingual, check_language, get_language
 
 _REGISTRY: list[type[MintDimError]] = []
 
-STAGES = ("config", "source", "tokenizer", "units", "output", "execution", "reader", "cli")
+STAGES = (
+    "config",
+    "source",
+    "tokenizer",
+    "units",
+    "output",
+    "execution",
+    "reader",
+    "split",
+    "cli",
+)
 """The modules of ``mintdim.errors`` in catalogue order: the flow of a build, then what reads it,
-then the command line."""
+what groups and splits it, then the command line."""
 
 
 def _stage_rank(cls: type[MintDimError]) -> int:

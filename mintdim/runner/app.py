@@ -38,7 +38,7 @@ from mintdim import (
     UnknownConfigKeyError,
     set_language,
 )
-from mintdim.build.api import found_before_work
+from mintdim.build.api import before_work, found_before_work
 from mintdim.runner import schema as schema_module
 from mintdim.runner.callbacks import finish_pending_sweep
 from mintdim.runner.confdir import config_dir
@@ -47,10 +47,23 @@ from mintdim.runner.pictures import plan_pictures
 from mintdim.runner.schema import MintDimConfig, field_help, node_schema, register_configs
 from mintdim.runner.schema import valid_keys as schema_keys
 from mintdim.runner.summary import build_summary, show_built
-from mintdim.runner.translate import fluent_arguments, job_from_arguments, run_options
+from mintdim.runner.translate import (
+    fluent_arguments,
+    job_from_arguments,
+    run_options,
+    split_arguments,
+)
 from mintdim.shared.lang import Bilingual, get_language
+from mintdim.shared.log import get_logger, show
+from mintdim.split import group as group_build
+from mintdim.split import split as split_build
+from mintdim.split.group import group_settings
+from mintdim.split.near import NearSettings
+from mintdim.split.threeway import split_settings
 
 __all__ = ["check_known_keys", "main", "run_job"]
+
+_log = get_logger("runner")
 
 RESOLVED_CONFIG = "resolved_config.yaml"
 """Written into each Hydra job directory: the config with every interpolation resolved."""
@@ -131,12 +144,52 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
         if hydra_cfg.mode == RunMode.MULTIRUN:
             paths = arguments["output.dir"]["path"]
             _claim([paths] if isinstance(paths, str) else list(paths or []))
+    splitting = split_arguments(cfg)
+    if splitting is not None:  # a bad split setting fails before the build, not after it
+        with before_work():
+            _check_split(*splitting)
     result = job_from_arguments(arguments).run(**run_options(cfg))
     summary = build_summary(result)
     if hydra_cfg is not None:
         summary["pictures"] = plan_pictures(result, job_dir)
     show_built(summary)
+    if splitting is not None:
+        summary["splits"] = _split_outputs(result, splitting, job_dir if hydra_cfg else None)
     return summary
+
+
+def _check_split(grouping: dict[str, Any], options: dict[str, Any]) -> None:
+    near = {key: grouping[key] for key in NearSettings.__slots__}
+    group_settings(grouping["keys"], grouping["alias_rules"], NearSettings(**near), 1)
+    split_settings(**options, workers=1)
+
+
+_SPLIT_DONE = Bilingual(
+    en="split {build} -> {split} (groups: {groups}): train {train:,}, validation {validation:,}, "
+    "test {test:,} samples; verified",
+    vi="đã chia {build} -> {split} (nhóm: {groups}): train {train:,}, validation {validation:,}, "
+    "test {test:,} mẫu; đã kiểm tra",
+)
+
+
+def _split_outputs(
+    result: Any, splitting: tuple[dict[str, Any], dict[str, Any]], job_dir: Path | None
+) -> list[dict[str, Any]]:
+    """Group and split each output directory of the build: into the job directory (``groups``,
+    ``split``; ``groups-<i>``, ``split-<i>`` for the i-th of several outputs), or beside the
+    build when no Hydra job runs."""
+    grouping, options = splitting
+    done = []
+    outputs = list(dict.fromkeys(out.path for out in result.outputs))
+    for number, build in enumerate(outputs):
+        home = job_dir if job_dir is not None else Path(build).parent
+        suffix = "" if len(outputs) == 1 else f"-{number}"
+        groups, out = home / f"groups{suffix}", home / f"split{suffix}"
+        group_build(build, groups, **grouping)
+        made = split_build(build, groups, out, **options)
+        show(_log, _SPLIT_DONE, build=build, split=out, groups=groups, **made.samples)
+        done.append({"build": build, "groups": str(groups), "split": str(out), **made.samples})
+    return done
 
 
 @hydra.main(version_base="1.3", config_path=config_dir(), config_name="config")
@@ -237,8 +290,8 @@ def _report(error: BaseException, swept: bool) -> int:
     lang = _lang()
     if isinstance(error, MintDimError):
         print(error.message(lang), file=sys.stderr)
-        before_work = isinstance(error, _CONFIG_ERRORS) or found_before_work(error)
-        return 2 if before_work and not swept else 1
+        early = isinstance(error, _CONFIG_ERRORS) or found_before_work(error)
+        return 2 if early and not swept else 1
     if isinstance(error, CompactHydraException):
         print(str(error), file=sys.stderr)
         if isinstance(error.__cause__, OmegaConfBaseException):

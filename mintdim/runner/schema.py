@@ -24,6 +24,8 @@ __all__ = [
     "OverflowPolicy",
     "PlanCost",
     "SourceConfig",
+    "SplitConfig",
+    "SplitName",
     "TokenizerConfig",
     "TokenizerEngine",
     "TokenizerType",
@@ -81,6 +83,14 @@ class TokenizerEngine(Enum):
 
     reference = "reference"
     fast = "fast"
+
+
+class SplitName(Enum):
+    """Whether the runner groups and splits the build after it: ``split=none`` or
+    ``split=threeway``."""
+
+    none = "none"
+    threeway = "threeway"
 
 
 class Lang(Enum):
@@ -311,6 +321,157 @@ class ExecutorConfig:
 
 
 @dataclass
+class SplitConfig:
+    """``mintdim.group(build, ...)`` then ``mintdim.split(build, groups, ...)`` inside the job
+    directory (``split=threeway``); nothing with ``split=none``."""
+
+    name: SplitName = field(
+        default=SplitName.none,
+        metadata=_help(
+            "none (build only) or threeway (then group and split the build in the job directory)",
+            "none (chỉ build) hoặc threeway (rồi nhóm và phân chia bản build trong thư mục job)",
+            "split=threeway",
+        ),
+    )
+    seed: int = field(
+        default=0,
+        metadata=_help(
+            "seed of the allocation: the same build, groups and seed give the same split",
+            "seed của phép phân bổ: cùng bản build, nhóm và seed cho cùng phân chia",
+            "split.seed=7",
+        ),
+    )
+    ratios: dict[str, float] = field(
+        default_factory=lambda: {"train": 0.98, "validation": 0.01, "test": 0.01},
+        metadata=_help(
+            "shares of groups for train, validation and test (each >= 0, summing to 1)",
+            "tỉ lệ nhóm cho train, validation và test (mỗi tỉ lệ >= 0, tổng bằng 1)",
+            "'split.ratios={train:0.9,validation:0.05,test:0.05}'",
+        ),
+    )
+    stratify: str | None = field(
+        default=None,
+        metadata=_help(
+            "a source field (or source_file) whose values get their own targets",
+            "một field nguồn (hoặc source_file) mà mỗi giá trị có mục tiêu riêng",
+            "split.stratify=source_file",
+        ),
+    )
+    ratios_by_stratum: dict[str, Any] = field(
+        default_factory=dict,
+        metadata=_help(
+            "other shares for some strata: {stratum: {train: .., validation: .., test: ..}}",
+            "tỉ lệ khác cho một số tầng: {tầng: {train: .., validation: .., test: ..}}",
+            "'split.ratios_by_stratum={edo:{train:0.9,validation:0.05,test:0.05}}'",
+        ),
+    )
+    window: int | None = field(
+        default=None,
+        metadata=_help(
+            "evaluation windows of at most W+1 ids over validation and test (null: none)",
+            "cửa sổ đánh giá tối đa W+1 id trên validation và test (null: không có)",
+            "split.window=2048",
+        ),
+    )
+    keys: list[str] = field(
+        default_factory=list,
+        metadata=_help(
+            "source fields whose equal (normalized) values join samples into one group",
+            "các field nguồn mà giá trị (đã chuẩn hóa) bằng nhau thì gộp mẫu vào một nhóm",
+            "'split.keys=[work_id,title]'",
+        ),
+    )
+    alias_rules: list[str] = field(
+        default_factory=list,
+        metadata=_help(
+            "'REGEX=>REPLACEMENT' rules canonicalizing key values further",
+            "các quy tắc 'REGEX=>REPLACEMENT' chuẩn hóa thêm giá trị khóa",
+            "'split.alias_rules=[\"\\s*vol\\.?\\s*\\d+$=>\"]'",
+        ),
+    )
+    joins: str | None = field(
+        default=None,
+        metadata=_help(
+            "a reviewer's JSONL of manual joins ({a, b, reason} per line)",
+            "file JSONL các liên kết thủ công của người rà soát ({a, b, reason} mỗi dòng)",
+            "split.joins=./review/joins.jsonl",
+        ),
+    )
+    near_duplicates: bool = field(
+        default=True,
+        metadata=_help(
+            "search and confirm near-duplicates (character 5-grams)",
+            "tìm và xác nhận bản gần trùng (5-gram ký tự)",
+            "split.near_duplicates=false",
+        ),
+    )
+    min_chars: int = field(
+        default=200,
+        metadata=_help(
+            "near-duplicate rule: least significant characters of the shorter sample",
+            "quy tắc gần trùng: số ký tự có nghĩa tối thiểu của mẫu ngắn hơn",
+            "split.min_chars=200",
+        ),
+    )
+    min_distinct: int = field(
+        default=100,
+        metadata=_help(
+            "near-duplicate rule: least distinct 5-grams of the shorter sample",
+            "quy tắc gần trùng: số 5-gram khác nhau tối thiểu của mẫu ngắn hơn",
+            "split.min_distinct=100",
+        ),
+    )
+    coverage: float = field(
+        default=0.9,
+        metadata=_help(
+            "near-duplicate rule: least share of the shorter sample's 5-grams in the other",
+            "quy tắc gần trùng: tỉ lệ tối thiểu 5-gram của mẫu ngắn hơn có trong mẫu kia",
+            "split.coverage=0.9",
+        ),
+    )
+    sketch_size: int = field(
+        default=40,
+        metadata=_help(
+            "near-duplicate search: values of each sample's MinHash signature",
+            "tìm gần trùng: số giá trị trong chữ ký MinHash của mỗi mẫu",
+            "split.sketch_size=40",
+        ),
+    )
+    band_rows: int = field(
+        default=5,
+        metadata=_help(
+            "near-duplicate search: signature values per LSH band",
+            "tìm gần trùng: số giá trị chữ ký mỗi band LSH",
+            "split.band_rows=5",
+        ),
+    )
+    min_shared: int = field(
+        default=1,
+        metadata=_help(
+            "near-duplicate search: least band buckets a compared pair shares",
+            "tìm gần trùng: số bucket band chung tối thiểu của một cặp được so sánh",
+            "split.min_shared=1",
+        ),
+    )
+    max_postings: int = field(
+        default=128,
+        metadata=_help(
+            "near-duplicate search cap: a bucket with more samples is compared as a star",
+            "giới hạn tìm gần trùng: bucket có nhiều mẫu hơn được so sánh theo hình sao",
+            "split.max_postings=128",
+        ),
+    )
+    max_candidates: int = field(
+        default=128,
+        metadata=_help(
+            "near-duplicate search cap: candidates kept per sample",
+            "giới hạn tìm gần trùng: số ứng viên giữ lại cho mỗi mẫu",
+            "split.max_candidates=128",
+        ),
+    )
+
+
+@dataclass
 class MintDimConfig:
     """The whole build config: four groups plus run options."""
 
@@ -352,6 +513,14 @@ class MintDimConfig:
             "where pieces are encoded (group: executor=local or executor=ray)",
             "nơi các phần dữ liệu được encode (group: executor=local hoặc executor=ray)",
             "executor=ray",
+        ),
+    )
+    split: SplitConfig = field(
+        default_factory=SplitConfig,
+        metadata=_help(
+            "group and split the build in the job directory (group: split=none or split=threeway)",
+            "nhóm và phân chia bản build trong thư mục job (group: split=none hoặc split=threeway)",
+            "split=threeway",
         ),
     )
     workers: int | None = field(

@@ -13,6 +13,11 @@ and handed to the public fluent API, step by step::
            ray_address=executor.address, resume=resume, piece_bytes=piece_bytes,
            resumable=resumable)
 
+and, with ``split=threeway``, for each output directory (:func:`split_arguments`)::
+
+    mintdim.group(build, groups, keys=split.keys, alias_rules=split.alias_rules, ...)
+    mintdim.split(build, groups, out, seed=split.seed, ratios=split.ratios, ...)
+
 A value left as ``???`` in the config is passed as ``None``, so the core's
 ``PipelineValidationError`` lists everything that is missing, in the current language. All
 validation of values (list lengths, sizes, paths ...) is the core's: there is no second code
@@ -43,6 +48,7 @@ __all__ = [
     "job_from_config",
     "run_options",
     "scan_job",
+    "split_arguments",
 ]
 
 TOKENIZER_OPTIONS = ("engine", "encode", "append_eos", "pad_fallback", "unk_fallback")
@@ -55,6 +61,23 @@ BUILD_KEYS = {
     "output": ("dir", "samples_per_shard"),
 }
 """Every config key that reaches the fluent API, by group."""
+
+GROUP_KEYS = (
+    "keys",
+    "alias_rules",
+    "near_duplicates",
+    "joins",
+    "min_chars",
+    "min_distinct",
+    "coverage",
+    "sketch_size",
+    "band_rows",
+    "min_shared",
+    "max_postings",
+    "max_candidates",
+)
+"""The ``split`` group's keys that ``mintdim.group`` takes (the others go to ``mintdim.split``)."""
+SPLIT_KEYS = ("seed", "ratios", "stratify", "ratios_by_stratum", "window")
 
 
 def _value(cfg: DictConfig, group: str, key: str) -> Any:
@@ -148,6 +171,16 @@ def scan_job(overrides: list[str]) -> tuple[UnitBuildPipeline, int]:
     arguments = fluent_arguments(cfg, groups=("source", "tokenizer", "units"))
     batches = arguments["units"]["build_batch"] or [SCAN_BUILD_BATCH]
     return job_from_arguments(arguments), int(batches[0])
+
+
+def split_arguments(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The keyword arguments of ``mintdim.group`` and ``mintdim.split`` for ``split=threeway``
+    (plain Python, exactly as the config gives them); None for ``split=none``."""
+    if _value(cfg, "split", "name") in (None, "none"):
+        return None
+    grouping = {key: _value(cfg, "split", key) for key in GROUP_KEYS}
+    splitting = {key: _value(cfg, "split", key) for key in SPLIT_KEYS}
+    return grouping, splitting
 
 
 def run_options(cfg: DictConfig) -> dict[str, Any]:

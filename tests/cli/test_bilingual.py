@@ -139,7 +139,7 @@ def test_a_path_of_the_wrong_kind_is_named_in_the_language(tmp_path) -> None:
         assert "mintdim verify [OPTIONS] DIRECTORY" in _run("verify", "--help", "--lang", lang)[1]
 
 
-@pytest.mark.parametrize("command", [[], ["verify"], ["inspect"], ["plan"]])
+@pytest.mark.parametrize("command", [[], ["verify"], ["inspect"], ["plan"], ["group"], ["split"]])
 def test_every_help_page_is_whole_in_either_language(command) -> None:
     shown = {lang: _run(*command, "--help", "--lang", lang)[1] for lang in ("en", "vi")}
     flat = {lang: " ".join(page.split()) for lang, page in shown.items()}

@@ -294,6 +294,7 @@ def test_force_added_key_is_rejected_by_the_runner(compose_cfg) -> None:
             "units",
             "output",
             "executor",
+            "split",
             "workers",
             "resume",
             "resumable",

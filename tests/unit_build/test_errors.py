@@ -102,7 +102,17 @@ def test_registry_is_every_concrete_error_in_definition_order():
     assert len(names) == len(set(names))
     # Catalogue order is stage order (the flow of a build, then reading, then the command line),
     # and definition order within a stage.
-    stages = ["config", "source", "tokenizer", "units", "output", "execution", "reader", "cli"]
+    stages = [
+        "config",
+        "source",
+        "tokenizer",
+        "units",
+        "output",
+        "execution",
+        "reader",
+        "split",
+        "cli",
+    ]
     assert list(errors.base.STAGES) == stages
     ranks = [stages.index(cls.__module__.rsplit(".", 1)[1]) for cls in error_classes()]
     assert ranks == sorted(ranks)

@@ -20,7 +20,16 @@ from mintdim.build.source.jsonl import InputFingerprint
 from mintdim.shared.durable import json_bytes
 from mintdim.shared.types import ENCODE_MODES, EncodeMode
 
-__all__ = ["FILENAME", "FORMAT_VERSION", "SEAL", "manifest", "recorded_encode", "seal_holds"]
+__all__ = [
+    "FILENAME",
+    "FORMAT_VERSION",
+    "SEAL",
+    "derived",
+    "manifest",
+    "recorded_encode",
+    "seal_holds",
+    "sealed",
+]
 
 FILENAME = "manifest.json"
 FORMAT_VERSION = 2
@@ -57,6 +66,31 @@ def manifest(
     content["audit_files"] = {name: dict(facts) for name, facts in audit_files.items()}
     content[SEAL] = _digest(content)
     return content
+
+
+def derived(
+    source: Mapping[str, object],
+    shards: Sequence[ShardRecord],
+    unit_indexes: Sequence[ShardRecord],
+    audit_files: Mapping[str, Mapping[str, object]],
+    provenance: Mapping[str, object],
+) -> dict:
+    """The sealed manifest of a build made from another one's records (``mintdim split``):
+    everything the ``source`` manifest says of its inputs, tokenizer, storage and units, with
+    this build's own files, and ``provenance`` (where its records came from) under
+    ``derived_from``."""
+    content = {key: value for key, value in source.items() if key != SEAL}
+    content["shards"] = _listing(shards)
+    content["unit_indexes"] = _listing(unit_indexes)
+    content["audit_files"] = {name: dict(facts) for name, facts in audit_files.items()}
+    content["derived_from"] = dict(provenance)
+    return sealed(content)
+
+
+def sealed(content: Mapping[str, object]) -> dict:
+    """``content`` with :data:`SEAL` added as its last key (any manifest-like JSON object)."""
+    rest = {key: value for key, value in content.items() if key != SEAL}
+    return {**rest, SEAL: _digest(rest)}
 
 
 def seal_holds(content: dict) -> bool:

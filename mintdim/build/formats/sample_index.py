@@ -11,6 +11,9 @@ Line form (compact JSON, keys in this order)::
 ``shard_row`` is the 0-based record number inside the shard file, so the tokens are
 ``shard[shard_row * unit_size : shard_row * unit_size + token_count]``.
 
+A build made by ``mintdim split`` from another build adds one last key, ``source_sample_id``:
+the sample's id in the build it was copied from (:data:`SOURCE_SAMPLE_ID`).
+
 Readers get the lines as :class:`Columns`: :class:`ExactReader` straight from the bytes of lines
 in exactly this form (whole-column numpy operations, no JSON parse), :func:`parse_rows` from lines
 parsed as JSON in any shape.
@@ -29,7 +32,15 @@ from mintdim.build.formats import line_bytes
 from mintdim.build.formats.shards import shard_path
 from mintdim.shared import durable
 
-__all__ = ["FILENAME", "KEYS", "Columns", "ExactReader", "SampleIndexWriter", "parse_rows"]
+__all__ = [
+    "FILENAME",
+    "KEYS",
+    "SOURCE_SAMPLE_ID",
+    "Columns",
+    "ExactReader",
+    "SampleIndexWriter",
+    "parse_rows",
+]
 
 FILENAME = "sample_index.jsonl"
 KEYS = (
@@ -44,6 +55,8 @@ KEYS = (
     "shard_row",
 )
 """The keys of every line, in the order written."""
+SOURCE_SAMPLE_ID = "source_sample_id"
+"""The key a split's builds add after :data:`KEYS`: the sample's id in the build it came from."""
 _SAMPLE_ID, _HASH, _TOKEN_COUNT, _UNIT_SIZE, _SOURCE_FILE, _SOURCE_LINE = (
     f'"{key}":' for key in KEYS[:6]
 )
@@ -84,22 +97,30 @@ class SampleIndexWriter:
         unit_sizes: np.ndarray,
         shard_numbers: np.ndarray,
         shard_rows: np.ndarray,
+        source_ids: np.ndarray | None = None,
     ) -> None:
-        """Write one line per sample of a batch whose first sample has id ``first_id``."""
+        """Write one line per sample of a batch whose first sample has id ``first_id``;
+        ``source_ids``: each sample's id in the build it was copied from (a split's builds)."""
         # A batch touches few shards: name each once, not once per sample. One int per sample
         # (unit size in the high bits, shard number in the low) keys them as cheaply as possible.
         places = ((unit_sizes.astype(np.int64) << 32) | shard_numbers).tolist()
         paths = {place: shard_path(place >> 32, place & 0xFFFFFFFF) for place in set(places)}
+        tails = (
+            ["}\n"] * len(parts)
+            if source_ids is None
+            else [f',"{SOURCE_SAMPLE_ID}":{i}}}\n' for i in source_ids.tolist()]
+        )
         self.file.write(
             "".join(
                 [
                     f'{{{_SAMPLE_ID}{sample_id},{part},{_SHARD_PATH}"{paths[place]}",'
-                    f"{_SHARD_ROW}{row}}}\n"
-                    for sample_id, part, place, row in zip(
+                    f"{_SHARD_ROW}{row}{tail}"
+                    for sample_id, part, place, row, tail in zip(
                         range(first_id, first_id + len(parts)),
                         parts,
                         places,
                         shard_rows.tolist(),
+                        tails,
                         strict=True,
                     )
                 ]

@@ -1,0 +1,378 @@
+"""The three builds of a split: complete MintDim builds whose records are the input build's
+records, copied byte for byte.
+
+Every file is written by the build's own format module (shards, unit indexes, sample index,
+UNK, overflow and duplicate indexes, stats, histogram, manifest), so a split's build is exactly
+what ``verify_build``, ``open_build`` and the loader know. Sample ids are renumbered inside
+each split in input order; each ``sample_index.jsonl`` line keeps its ``source_file`` and
+``source_line`` and adds ``source_sample_id``. Blank input lines are no sample of any split:
+each split's ``stats.json`` counts 0 of them (the input build's counts them).
+
+One pass reads each input shard once, whole, checks its SHA-256 against the input manifest,
+and hands each record to its split's writer; the token SHA-256 of each sample (its tokens as
+stored, little-endian, without PAD) is taken on the way. Within a unit the records keep their
+input order, which is the order of the new ids, so each split's records sit exactly where the
+build writer would have put them. Each build's manifest is written last (``manifest.derived``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import orjson
+
+from mintdim.build.formats import (
+    histogram,
+    manifest,
+    overflow_index,
+    sample_index,
+    spans,
+    stats,
+    unit_index,
+    unk_index,
+)
+from mintdim.build.formats.duplicate_index import DuplicateTracker
+from mintdim.build.formats.layout import AUDIT_FILES, EMPTY_UNIT, empty_unit_text
+from mintdim.build.formats.overflow_index import OverflowIndexWriter
+from mintdim.build.formats.sample_index import SampleIndexWriter, sample_parts
+from mintdim.build.formats.shards import UnitShardWriter, unit_dir_name
+from mintdim.build.formats.unit_index import UnitIndexWriter
+from mintdim.build.formats.unk_index import UnkIndexWriter, unk_parts
+from mintdim.errors import ChangedSinceBuildError
+from mintdim.shared import durable
+from mintdim.split.layout import SPLIT_NAMES
+from mintdim.split.samples import BuildSamples
+
+__all__ = ["Written", "write_builds"]
+
+_LINES = 4096
+"""sample_index lines handed to a writer at a time."""
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """What the split wrote: each build's manifest, and per input sample its new id and the
+    SHA-256 of its tokens."""
+
+    manifests: dict[str, dict]
+    manifest_sha256: dict[str, str]
+    """SHA-256 of each build's manifest.json bytes."""
+    new_ids: np.ndarray
+    token_sha256: list[bytes]
+
+
+@dataclass(slots=True)
+class _Output:
+    """The writers of one split's build."""
+
+    path: Path
+    units: dict[int, UnitShardWriter]
+    indexes: dict[int, UnitIndexWriter]
+    samples: SampleIndexWriter
+    unks: UnkIndexWriter
+    overflows: OverflowIndexWriter
+    duplicates: DuplicateTracker = field(default_factory=DuplicateTracker)
+    unk_tokens: int = 0
+
+
+def write_builds(
+    samples: BuildSamples, split_of: np.ndarray, root: Path, provenance: dict[str, object]
+) -> Written:
+    """Write ``root/train``, ``root/validation``, ``root/test`` (``split_of``: each input
+    sample's split, 0 train, 1 validation, 2 test)."""
+    content = samples.manifest
+    sizes = [int(size) for size in content["units"]["sizes"]]
+    new_ids = np.zeros(samples.count, dtype=np.int64)
+    for k in range(len(SPLIT_NAMES)):
+        members = np.flatnonzero(split_of == k)
+        new_ids[members] = np.arange(members.size)
+    outputs = [_open(root / name, content, sizes) for name in SPLIT_NAMES]
+    digests = _copy_records(samples, split_of, new_ids, outputs, sizes)
+    _write_sample_index(samples, split_of, new_ids, outputs)
+    _write_unk_and_overflow(samples, split_of, new_ids, outputs)
+    manifests, shas = {}, {}
+    for k, (name, output) in enumerate(zip(SPLIT_NAMES, outputs, strict=True)):
+        members = np.flatnonzero(split_of == k)
+        final = _finish(samples, output, members, {**provenance, "split": name})
+        manifests[name] = final
+        shas[name] = hashlib.sha256(durable.json_bytes(final)).hexdigest()
+    return Written(manifests, shas, new_ids, digests)
+
+
+def _open(path: Path, content: dict, sizes: list[int]) -> _Output:
+    path.mkdir()
+    per_shard = int(content["output"]["samples_per_shard"])
+    stored = bool(content["segment_spans"]["stored"])
+    units = {}
+    for size in sizes:
+        (path / unit_dir_name(size)).mkdir()
+        units[size] = UnitShardWriter(path / unit_dir_name(size), size, per_shard, stored)
+    return _Output(
+        path=path,
+        units=units,
+        indexes={size: UnitIndexWriter(path, size) for size in sizes},
+        samples=SampleIndexWriter(path),
+        unks=UnkIndexWriter(path),
+        overflows=OverflowIndexWriter(path),
+    )
+
+
+# ---------------------------------------------------------------------------
+# Records
+# ---------------------------------------------------------------------------
+
+
+def _copy_records(
+    samples: BuildSamples,
+    split_of: np.ndarray,
+    new_ids: np.ndarray,
+    outputs: list[_Output],
+    sizes: list[int],
+) -> list[bytes]:
+    """Copy every record to its split's unit, shard by shard; the token SHA-256 of each sample."""
+    content = samples.manifest
+    dtype = np.dtype(content["token_storage"]["dtype"]).newbyteorder("<")
+    layout = content["segment_spans"]
+    width = int(layout["record_width"]) if layout["stored"] else 0
+    digests = [b""] * samples.count
+    for size in sizes:
+        listed = [entry for entry in content["shards"] if entry["unit_size"] == size]
+        if not listed:
+            continue
+        entries = _unit_index(samples, size)
+        offset = 0
+        for entry in listed:
+            records = np.frombuffer(_read(samples, entry), dtype=dtype).reshape(-1, size)
+            span_rows = None
+            if width:
+                data = _read(samples, entry["spans"])
+                span_rows = spans.read_records(np.frombuffer(data, dtype=spans.DTYPE), width)
+            ids = entries["sample_id"][offset : offset + records.shape[0]].astype(np.int64)
+            counts = entries["token_count"][offset : offset + records.shape[0]].astype(np.int64)
+            offset += records.shape[0]
+            for row, (sample_id, count) in enumerate(
+                zip(ids.tolist(), counts.tolist(), strict=True)
+            ):
+                digests[sample_id] = hashlib.sha256(records[row, :count].tobytes()).digest()
+            chosen = split_of[ids]
+            for k, output in enumerate(outputs):
+                rows = np.flatnonzero(chosen == k)
+                if rows.size:
+                    output.units[size].write(
+                        records[rows], None if span_rows is None else span_rows[rows]
+                    )
+                    output.indexes[size].write(new_ids[ids[rows]], counts[rows])
+    return digests
+
+
+def _read(samples: BuildSamples, entry: dict) -> bytes:
+    """A file the input manifest lists, whole; ``ChangedSinceBuildError`` unless it has the
+    listed size and SHA-256."""
+    path = samples.path / entry["path"]
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ChangedSinceBuildError(
+            build=samples.shown, file=entry["path"], change="missing"
+        ) from None
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != entry["sha256"] or len(data) != entry["bytes"]:
+        raise ChangedSinceBuildError(
+            build=samples.shown,
+            file=entry["path"],
+            change="sha256",
+            was=str(entry["sha256"]),
+            now=digest,
+        )
+    return data
+
+
+def _unit_index(samples: BuildSamples, size: int) -> np.ndarray:
+    """A unit's index entries, from the bytes checked against the input manifest."""
+    listed = next(e for e in samples.manifest["unit_indexes"] if e["unit_size"] == size)
+    entries = np.load(io.BytesIO(_read(samples, listed)), allow_pickle=False)
+    if entries.dtype != unit_index.DTYPE:
+        raise ChangedSinceBuildError(
+            build=samples.shown, file=listed["path"], change="not_index", now=str(entries.dtype)
+        )
+    return entries
+
+
+# ---------------------------------------------------------------------------
+# Index files
+# ---------------------------------------------------------------------------
+
+
+def _places(
+    samples: BuildSamples, split_of: np.ndarray, per_shard: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each sample's shard number and row in its split's build: records of a unit in id order."""
+    sequence = np.zeros(samples.count, dtype=np.int64)
+    for k in range(len(SPLIT_NAMES)):
+        members = np.flatnonzero(split_of == k)
+        units = samples.units[members]
+        for size in np.unique(units).tolist():
+            chosen = members[units == size]
+            sequence[chosen] = np.arange(chosen.size)
+    return np.divmod(sequence, per_shard)
+
+
+def _audit(samples: BuildSamples, name: str) -> dict:
+    return samples.manifest["audit_files"][name]
+
+
+def _input_rows(samples: BuildSamples, name: str) -> Iterator[dict]:
+    """The rows of one of the input build's JSONL indexes, its digest checked first."""
+    data = _read(samples, {"path": name, **_audit(samples, name)})
+    for line in data.splitlines():
+        yield orjson.loads(line)
+
+
+_SHARD_KEY = b',"shard_path":'
+_HASH_KEY = b'"hash":'
+
+
+def _middle(line: bytes) -> str:
+    """A sample_index line's middle (``"hash"`` to ``empty_fields``'s value), which a copy keeps:
+    the bytes between the id and the shard place of a line in the writer's exact form (the
+    input index's digest matched its manifest: MintDim wrote it), else rebuilt from the parsed
+    line by ``sample_parts``."""
+    start, stop = line.find(b",") + 1, line.rfind(_SHARD_KEY)
+    if line.startswith(b'{"sample_id":') and line.startswith(_HASH_KEY, start) and stop > start:
+        return line[start:stop].decode()
+    row = orjson.loads(line)
+    (part,) = sample_parts(
+        [row["hash"]],
+        [row["token_count"]],
+        [row["unit_size"]],
+        orjson.dumps(row["source_file"]).decode(),
+        [row["source_line"]],
+        [orjson.dumps(row["empty_fields"]).decode()],
+    )
+    return part
+
+
+def _write_sample_index(
+    samples: BuildSamples, split_of: np.ndarray, new_ids: np.ndarray, outputs: list[_Output]
+) -> None:
+    per_shard = int(samples.manifest["output"]["samples_per_shard"])
+    numbers, rows = _places(samples, split_of, per_shard)
+    data = _read(samples, {"path": sample_index.FILENAME, **_audit(samples, sample_index.FILENAME)})
+    middles = [_middle(line) for line in data.splitlines()]
+    del data
+    for k, output in enumerate(outputs):
+        members = np.flatnonzero(split_of == k)  # input order: the split's id order
+        for start in range(0, members.size, _LINES):
+            ids = members[start : start + _LINES]
+            output.samples.write(
+                int(new_ids[ids[0]]),
+                [middles[i] for i in ids.tolist()],
+                samples.units[ids],
+                numbers[ids],
+                rows[ids],
+                source_ids=ids,
+            )
+
+
+def _write_unk_and_overflow(
+    samples: BuildSamples, split_of: np.ndarray, new_ids: np.ndarray, outputs: list[_Output]
+) -> None:
+    for row in _input_rows(samples, unk_index.FILENAME):
+        sample_id = row["sample_id"]
+        output = outputs[int(split_of[sample_id])]
+        (part,) = unk_parts(
+            [row["hash"]],
+            orjson.dumps(row["source_file"]).decode(),
+            [row["source_line"]],
+            [row["unk_positions"]],
+        )
+        output.unks.write(int(new_ids[sample_id]), [(0, part)])
+        output.unk_tokens += len(row["unk_positions"])
+    for row in _input_rows(samples, overflow_index.FILENAME):
+        sample_id = row["sample_id"]
+        if sample_id is None:  # skipped by the build: a sample of no split
+            continue
+        outputs[int(split_of[sample_id])].overflows.write(
+            sample_id=int(new_ids[sample_id]),
+            source_file=row["source_file"],
+            source_line=row["source_line"],
+            token_count=row["token_count"],
+            max_unit_size=row["max_unit_size"],
+            action=row["action"],
+            new_unit_size=row.get("new_unit_size"),
+        )
+
+
+# ---------------------------------------------------------------------------
+# Finishing one build
+# ---------------------------------------------------------------------------
+
+
+def _finish(
+    samples: BuildSamples, output: _Output, members: np.ndarray, provenance: dict[str, object]
+) -> dict:
+    content = samples.manifest
+    sizes = [int(size) for size in content["units"]["sizes"]]
+    shards = [record for size in sizes for record in output.units[size].finish()]
+    indexes = [record for size in sizes if (record := output.indexes[size].finish())]
+    output.samples.close()
+    output.unks.close()
+    output.overflows.close()
+    _track_duplicates(samples, output.duplicates, members)
+    groups, duplicated = output.duplicates.write(output.path)
+    for size, writer in output.units.items():
+        if writer.samples == 0:
+            (writer.unit_path / EMPTY_UNIT).write_text(empty_unit_text(size), encoding="utf-8")
+    units = content["units"]
+    counter = stats.StatsCounter(
+        tuple(sizes), policy=units["on_overflow"], extended=list(units["extended_sizes"])
+    )
+    counter.overflow(output.overflows.count)
+    unit_positions = np.searchsorted(np.asarray(sizes), samples.units[members])
+    counter.add(samples.token_counts[members], unit_positions, 0, output.unk_tokens)
+    storage = content["token_storage"]
+    totals = counter.as_dict(
+        token_dtype=storage["dtype"],
+        bytes_per_token=int(storage["bytes_per_token"]),
+        duplicate_groups=groups,
+        duplicate_samples=duplicated,
+        samples_with_unk=output.unks.samples,
+        shard_count=len(shards),
+        shard_bytes=sum(shard.bytes for shard in shards),
+    )
+    durable.write_json_atomic(output.path / stats.FILENAME, totals)
+    durable.write_json_atomic(output.path / histogram.FILENAME, totals["unit_distribution"])
+    streamed = {
+        w.file.name: w.file.record() for w in (output.samples, output.unks, output.overflows)
+    }
+    audit = {
+        name: streamed.get(name)
+        or {
+            "bytes": (output.path / name).stat().st_size,
+            "sha256": durable.file_sha256(output.path / name),
+        }
+        for name in AUDIT_FILES
+    }
+    final = manifest.derived(content, shards, indexes, audit, provenance)
+    durable.sync_tree(output.path, skip="")
+    durable.write_json_atomic(output.path / manifest.FILENAME, final)
+    return final
+
+
+def _track_duplicates(
+    samples: BuildSamples, tracker: DuplicateTracker, members: np.ndarray
+) -> None:
+    """Feed the split's samples to the duplicate tracker, one run of one input file at a time."""
+    if not members.size:
+        return
+    files = samples.files[members]
+    cuts = np.flatnonzero(np.r_[True, files[1:] != files[:-1]]).tolist() + [members.size]
+    for start, stop in zip(cuts[:-1], cuts[1:], strict=True):
+        run = members[start:stop]
+        digests = bytes.fromhex(samples.hashes[run].tobytes().decode())
+        tracker.add(digests, samples.sources[int(files[start])], samples.lines[run])
