@@ -238,9 +238,13 @@ def test_every_error_found_before_any_work_exits_2(tmp_path, override, headline)
 
 
 _STALLED_RUNNER = """
-import sys, time
+import signal, sys, time
 from pathlib import Path
 from mintdim.build.batch import BatchEncoder
+
+# Ctrl-C raises KeyboardInterrupt, as at a terminal, even when the suite itself was started with
+# SIGINT ignored (a script's background job), which this process inherits.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 def stall(self, raw):  # the build has begun: stop here until the test's signal arrives
     Path("stalled").touch()

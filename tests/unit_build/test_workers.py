@@ -100,8 +100,11 @@ def _start_build(
     data = _write_jsonl(tmp_path / "data.jsonl")
     run = textwrap.dedent(
         f"""
-        import sys
+        import signal, sys
         from mintdim import pipeline
+        # Ctrl-C raises KeyboardInterrupt, as at a terminal, even when the suite itself was
+        # started with SIGINT ignored (a script's background job), which this process inherits.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         job = (pipeline("unit-build")
             .source.jsonl(files=[{str(data)!r}], fields=[["text"]], templates=["{{text}}"])
             .tokenizer.hf_json({{"path": {str(hf_json)!r}}})
