@@ -21,8 +21,8 @@ from mintdim.build.contracts import (
     TokenizerSpec,
 )
 from mintdim.build.rules import per_file
+from mintdim.build.source import ParsedLines, open_source
 from mintdim.build.source import validate as source_validate
-from mintdim.build.source.jsonl import RawBatch, parse_lines, read_raw_batches
 from mintdim.build.tokenizer import Encoder, parity
 from mintdim.build.tokenizer import validate as tokenizer_validate
 from mintdim.build.tokenizer.fast import FastEncoder
@@ -231,7 +231,9 @@ def _parity(encoder: Encoder, files: tuple[FilePlan, ...]) -> tuple[int, tuple[F
         where.append((file, line))
         texts.append(text)
     stages = ["parity_corpus"] * len(texts)
-    batch = parse_lines(next(read_raw_batches(first), RawBatch(first.index, 1, b"")), first)
+    source = open_source(first)
+    raw = next(source.batches(), None)
+    batch = ParsedLines([], [], [], 0, None) if raw is None else source.parse(raw)
     where += [(first.path, line) for line in batch.line_numbers]
     texts += batch.texts
     stages += ["first_batch"] * len(batch.texts)

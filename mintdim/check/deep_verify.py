@@ -27,7 +27,7 @@ import orjson
 
 from mintdim.build.contracts import FilePlan, TokenizerSpec
 from mintdim.build.formats import stats
-from mintdim.build.source.jsonl import parse_lines, read_raw_batches
+from mintdim.build.source import open_source
 from mintdim.build.source.template import parse_template
 from mintdim.build.tokenizer import Encoder, load_encoder
 from mintdim.errors import MintDimError
@@ -163,7 +163,8 @@ def _check_file(
         report.add("deep", plan.path, "deep_input_missing")
         return 0
     blank_lines = 0
-    batches = read_raw_batches(plan)
+    source = open_source(plan)
+    batches = source.batches()
     while True:
         try:
             batch = next(batches)
@@ -173,7 +174,7 @@ def _check_file(
         except MintDimError as err:  # a line past the build's max_line_bytes, an unreadable file
             report.add("deep", plan.path, "deep_error", error=str(err))
             return blank_lines
-        parsed = parse_lines(batch, plan)
+        parsed = source.parse(batch)
         blank_lines += parsed.blank_lines
         if parsed.error is not None:
             report.add("deep", plan.path, "deep_error", error=str(parsed.error))

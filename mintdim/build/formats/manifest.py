@@ -16,7 +16,7 @@ from mintdim._version import __version__
 from mintdim.build.contracts import FilePlan, OutputPlan
 from mintdim.build.formats.shards import ShardRecord
 from mintdim.build.segments import sequence_template
-from mintdim.build.source.jsonl import InputFingerprint
+from mintdim.build.source import InputFingerprint
 from mintdim.shared.durable import json_bytes
 
 __all__ = ["FILENAME", "FORMAT_VERSION", "SEAL", "manifest", "seal_holds"]

@@ -1,22 +1,40 @@
-"""JSONL reading: raw line batches in the main process, parsing and rendering in whichever process encodes.
+"""JSONL: the line format, read in raw batches and cut into pieces at line ends.
 
 Line rules: lines end at ``\\n`` only (U+2028, U+2029, U+0085 and a lone ``\\r`` inside a line are
 content, which is why this module splits bytes and never calls ``str.splitlines``); a trailing
 ``\\r`` is dropped so CRLF files work; a UTF-8 BOM at the start of a file is ignored; lines holding
 only ASCII whitespace are skipped but still counted, so line numbers stay 1-based physical lines.
+
+Pieces (``JsonlSource.pieces``): byte ranges of the file, each cut just after a newline. Piece
+boundaries are the ends of the first line ending at or past each multiple of ``piece_bytes`` in
+the file (a line longer than that spans several multiples and makes one piece). So the cuts
+depend on the file's bytes and ``piece_bytes`` only: never on the worker count, the executor or
+the cluster, and an edit inside one piece moves no other cut. The driver's one pass hashes the
+file (its fingerprint for the manifest), numbers the lines and hashes each piece; a worker reads
+its piece from the file and checks the bytes against the piece's digest.
+
+Raw batches are read in the main process (or a worker, for its piece); parsing and rendering
+happen in whichever process encodes.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
 import orjson
 
 from mintdim.build.contracts import FilePlan
+from mintdim.build.source.base import (
+    FileSource,
+    InputFingerprint,
+    ParsedLines,
+    Piece,
+    PieceWork,
+)
 from mintdim.errors import (
     FieldValueTypeError,
     InputChangedError,
@@ -26,14 +44,7 @@ from mintdim.errors import (
     SourceParseError,
 )
 
-__all__ = [
-    "InputFingerprint",
-    "ParsedLines",
-    "RawBatch",
-    "check_unchanged",
-    "parse_lines",
-    "read_raw_batches",
-]
+__all__ = ["JsonlSource", "RawBatch", "parse_lines"]
 
 _BOM = b"\xef\xbb\xbf"
 _READ_BLOCK = 8 << 20
@@ -66,44 +77,111 @@ class RawBatch:
         """The batch's lines, without their ``\\n``."""
         return self.data.split(b"\n")
 
+    @property
+    def last_line(self) -> int:
+        """The 1-based number of the batch's last line."""
+        return self.first_line + self.data.count(b"\n")
 
-@dataclass(slots=True)
-class ParsedLines:
-    """The rendered texts of a batch up to its first bad line, and that line's error if any."""
-
-    texts: list[str]
-    values: list[tuple[str, ...]]
-    """Per sample, its field values in declared field order (segments, ``empty_fields``)."""
-    line_numbers: list[int]
-    blank_lines: int
-    error: MintDimError | None
+    @property
+    def input_bytes(self) -> int:
+        """Bytes of the file the batch consumed: its lines and their newlines."""
+        return len(self.data) + 1
 
 
-@dataclass(frozen=True, slots=True)
-class InputFingerprint:
-    """An input file as the build read it: recorded in the manifest, checked at the end."""
+class JsonlSource(FileSource):
+    """A plain JSONL file: pieces are byte ranges at line ends, read by the workers themselves."""
 
-    bytes: int
-    """Bytes read, BOM included."""
-    mtime_ns: int
-    """Modification time when the file was opened."""
-    sha256: str
-    """SHA-256 of the bytes read, taken while reading (no second pass)."""
+    def pieces(self, piece_bytes: int) -> Generator[PieceWork, None, InputFingerprint]:
+        """Stream the file's pieces in order; returns the file's fingerprint, as reading it gives.
+
+        Memory holds one piece and one read block.
+        """
+        blocks = _Blocks(self.plan.abs_path, drop_bom=False)  # offsets count every byte
+        yield from cut_lines(self.plan, blocks, piece_bytes, carry=False)
+        return blocks.fingerprint
+
+    def piece_batches(self, work: PieceWork) -> Iterator[RawBatch]:
+        """The piece's raw batches, read from the file; the bytes must be the ones cut."""
+        piece = work.piece
+        blocks = _Blocks(self.plan.abs_path, piece.start, piece.end)
+        yield from _line_batches(self.plan, blocks, piece.first_line)
+        _check_same_bytes(self.plan, piece, blocks.fingerprint)
+
+    def batches(self) -> Generator[RawBatch, None, InputFingerprint]:
+        """Stream the whole file as batches of raw lines; memory holds one read block and one
+        batch. Returns the fingerprint of the bytes read."""
+        blocks = _Blocks(self.plan.abs_path)
+        yield from _line_batches(self.plan, blocks, 1)
+        return blocks.fingerprint
+
+    def parse(self, batch: RawBatch) -> ParsedLines:
+        """``parse_lines``."""
+        return parse_lines(batch, self.plan)
 
 
-def read_raw_batches(
-    plan: FilePlan, start: int = 0, end: int | None = None, first_line: int = 1
-) -> Generator[RawBatch, None, InputFingerprint]:
-    """Stream a file (or its bytes ``start`` to ``end``, cut at line ends, whose first line is
-    line ``first_line``) as batches of raw lines; memory holds one read block and one batch.
+def cut_lines(
+    plan: FilePlan, blocks: Iterable[bytes], piece_bytes: int, carry: bool
+) -> Iterator[PieceWork]:
+    """The pieces of a stream of bytes given in ``blocks``, cut at line ends (module docstring);
+    ``carry``: each piece holds its bytes, for a stream no worker can read itself."""
+    number = 0
+    line = 1
+    start = 0  # stream offset of buffer[0], the next piece's start
+    buffer = bytearray()
+    for block in blocks:
+        buffer += block
+        while (cut := _next_cut(buffer, start, piece_bytes, plan.max_line_bytes)) is not None:
+            work = _work(plan, number, start, cut, line, buffer, carry)
+            line += buffer.count(b"\n", 0, cut - start)
+            del buffer[: cut - start]
+            start, number = cut, number + 1
+            yield work
+    if buffer:  # the last piece, its last line perhaps without a newline
+        yield _work(plan, number, start, start + len(buffer), line, buffer, carry)
 
-    The generator's return value (``fingerprint = yield from read_raw_batches(plan)``) is the
-    fingerprint of the bytes read.
+
+def _work(
+    plan: FilePlan, number: int, start: int, end: int, line: int, buffer: bytearray, carry: bool
+) -> PieceWork:
+    with memoryview(buffer) as view:
+        data = view[: end - start]
+        piece = Piece(plan.index, number, start, end, line, hashlib.sha256(data).hexdigest())
+        return PieceWork(piece, bytes(data) if carry else None)
+
+
+def _next_cut(buffer: bytearray, start: int, piece_bytes: int, max_line: int) -> int | None:
+    """The stream offset where the piece starting at ``start`` ends, if ``buffer`` reaches it.
+
+    A line longer than ``max_line`` ends its piece where the buffer ends, so memory stays
+    bounded: reading that piece raises ``LineTooLongError`` for it, in input order.
     """
+    target = (start // piece_bytes + 1) * piece_bytes  # the next multiple past this piece's start
+    newline = buffer.find(b"\n", max(0, target - 1 - start))
+    if newline >= 0:
+        return start + newline + 1
+    if len(buffer) - (buffer.rfind(b"\n") + 1) > max_line:
+        return start + len(buffer)
+    return None
+
+
+def _check_same_bytes(plan: FilePlan, piece: Piece, read: InputFingerprint) -> None:
+    """The bytes encoded must be the bytes the driver cut (another node, or a later moment)."""
+    if read.sha256 != piece.sha256:
+        raise InputChangedError(
+            file=plan.path,
+            change="content",
+            was=piece.sha256,
+            now=read.sha256,
+            byte_range=f"{piece.start}-{piece.end}",
+        )
+
+
+def _line_batches(plan: FilePlan, blocks: Iterable[bytes], first_line: int) -> Iterator[RawBatch]:
+    """The lines of a stream given in ``blocks`` (whose first line is line ``first_line``) as
+    batches of ``plan.build_batch`` raw lines; memory holds one block and one batch."""
     size = plan.build_batch
     next_line = first_line
     data = b""
-    blocks = _Blocks(plan.abs_path, start, end)
     for block in blocks:
         data += block
         newlines = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == _NEWLINE)
@@ -117,7 +195,6 @@ def read_raw_batches(
         data = data[start:]
     if data:  # fewer than build_batch lines, the last one perhaps without a newline
         yield RawBatch(plan.index, next_line, data[:-1] if data.endswith(b"\n") else data)
-    return blocks.fingerprint
 
 
 def _check_line_lengths(plan: FilePlan, data: bytes, newlines: np.ndarray, first_line: int) -> None:
@@ -133,12 +210,16 @@ def _check_line_lengths(plan: FilePlan, data: bytes, newlines: np.ndarray, first
 
 class _Blocks:
     """Bytes ``start`` to ``end`` (None: the end of the file) in blocks of ``_READ_BLOCK`` bytes,
-    hashed as read; a UTF-8 BOM at the start of the file is dropped (it is no line's content)."""
+    hashed as read; unless ``drop_bom`` is False, a UTF-8 BOM at the start of the file is
+    dropped (it is no line's content)."""
 
-    def __init__(self, path: str, start: int = 0, end: int | None = None) -> None:
+    def __init__(
+        self, path: str, start: int = 0, end: int | None = None, drop_bom: bool = True
+    ) -> None:
         self.path = path
         self.start = start
         self.end = end
+        self.drop_bom = drop_bom
         self.fingerprint = InputFingerprint(0, 0, "")
 
     def __iter__(self) -> Iterator[bytes]:
@@ -148,7 +229,7 @@ class _Blocks:
             mtime_ns = os.fstat(handle.fileno()).st_mtime_ns
             handle.seek(self.start)
             left = -1 if self.end is None else self.end - self.start  # -1: to the end
-            head = self.start == 0  # the file's first bytes are read alone, to drop a BOM
+            head = self.drop_bom and self.start == 0  # the first bytes alone, to drop a BOM
             while left and (block := handle.read(_block_size(left, head))):
                 digest.update(block)
                 count += len(block)
@@ -161,30 +242,6 @@ class _Blocks:
 def _block_size(left: int, head: bool) -> int:
     size = len(_BOM) if head else _READ_BLOCK
     return size if left < 0 else min(left, size)
-
-
-def check_unchanged(plan: FilePlan, fingerprint: InputFingerprint) -> None:
-    """Raise ``InputChangedError`` when a file's size or mtime differ from when it was read."""
-    try:
-        status = os.stat(plan.abs_path)
-    except OSError as err:
-        raise InputChangedError(
-            file=plan.path, change="gone", was=str(fingerprint.bytes), now=str(err)
-        ) from err
-    if status.st_size != fingerprint.bytes:
-        raise InputChangedError(
-            file=plan.path,
-            change="size",
-            was=str(fingerprint.bytes),
-            now=str(status.st_size),
-        )
-    if status.st_mtime_ns != fingerprint.mtime_ns:
-        raise InputChangedError(
-            file=plan.path,
-            change="mtime",
-            was=str(fingerprint.mtime_ns),
-            now=str(status.st_mtime_ns),
-        )
 
 
 def parse_lines(batch: RawBatch, plan: FilePlan) -> ParsedLines:
