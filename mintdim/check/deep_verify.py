@@ -66,6 +66,7 @@ def deep_check(root: Path, content: dict, report: VerifyReport) -> None:
             build_batch=_BATCH_LINES,
             max_line_bytes=int(source["max_line_bytes"]),  # the limit the build read with
             output_index=0,
+            format=source["inputs"][index].get("format", "jsonl"),  # absent: plain JSONL
         )
         blank_lines += _check_file(plan, source["inputs"][index], reference, build, rows, report)
     if next(rows, None) is not None:

@@ -1,7 +1,10 @@
 """Reading input files, whatever their format, and rendering their samples through user templates.
 
 ``open_source(plan)`` gives the ``Source`` (``base.py``) of the format ``plan.format`` names; the
-build, the scan, validation and ``verify --deep`` reach every format through it alone.
+build, the scan, validation and ``verify --deep`` reach every format through it alone. Formats:
+``jsonl`` (``jsonl.py``), ``jsonl.gz``, ``jsonl.zst``, ``jsonl.xz``, ``jsonl.bz2``
+(``compressed.py``) and ``parquet`` (``parquet.py``); ``validate.file_formats`` tells which one
+a declared file is in.
 """
 
 from __future__ import annotations
@@ -16,9 +19,12 @@ from mintdim.build.source.base import (
     Source,
     check_unchanged,
 )
+from mintdim.build.source.compressed import CODECS, CompressedJsonlSource
 from mintdim.build.source.jsonl import JsonlSource
+from mintdim.build.source.parquet import ParquetSource
 
 __all__ = [
+    "FORMATS",
     "Batch",
     "InputFingerprint",
     "ParsedLines",
@@ -29,8 +35,15 @@ __all__ = [
     "open_source",
 ]
 
-_SOURCES: dict[str, type] = {"jsonl": JsonlSource}
+_SOURCES: dict[str, type] = {
+    "jsonl": JsonlSource,
+    **dict.fromkeys(CODECS, CompressedJsonlSource),
+    "parquet": ParquetSource,
+}
 """The source class of each format a ``FilePlan`` may name."""
+
+FORMATS = tuple(_SOURCES)
+"""Every format a ``FilePlan`` (and a manifest's ``source.inputs[i].format``) may name."""
 
 
 def open_source(plan: FilePlan) -> Source:

@@ -1,9 +1,10 @@
 """What every input format gives the build: the ``Source`` protocol and the values it trades in.
 
 A ``Source`` is one input file read in the format it is stored in; ``open_source`` (this
-package's ``__init__``) opens the one a ``FilePlan`` names. The build asks each source for five
+package's ``__init__``) opens the one a ``FilePlan`` names. The build asks each source for these
 things, and nothing else about the format leaks out of its module:
 
+- ``check``: what can be known before reading a record (validation);
 - ``pieces``: the file cut into pieces, the logical units of work (driver; one pass that also
   fingerprints the file as stored, for the manifest);
 - ``piece_batches``: one piece's raw batches, wherever a worker runs, checked against what the
@@ -30,6 +31,7 @@ from mintdim.build.contracts import FilePlan
 from mintdim.errors import InputChangedError, MintDimError
 
 __all__ = [
+    "MAX_CARRIED_BYTES",
     "Batch",
     "FileSource",
     "InputFingerprint",
@@ -39,6 +41,11 @@ __all__ = [
     "Source",
     "check_unchanged",
 ]
+
+
+MAX_CARRIED_BYTES = 8 << 20
+"""The most a piece that carries its records to the worker holds (decompressed lines, decoded
+Parquet rows): such pieces are in flight a few per worker, and this keeps that memory small."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,11 +86,17 @@ class PieceWork:
 
     piece: Piece
     data: bytes | None = None
-    """The piece's bytes when no worker can read them from the file itself (a compressed
-    stream, decompressed once by the driver); None: the worker reads them."""
+    """The piece's records when no worker can read them from the file itself, read once by the
+    driver: a compressed stream's decompressed lines, or the rows of a Parquet row group too
+    large for one piece (Arrow IPC); None: the worker reads them."""
     error: MintDimError | None = None
     """What stopped the driver's reading just after this piece (a damaged stream): the worker
     raises it after the piece's records, so it comes in input order."""
+    ratio: float = 1.0
+    """Stored bytes per byte of carried lines, or per carried Parquet row (the progress bar
+    counts the file as stored)."""
+    row_groups: range | None = None
+    """Parquet: the row groups the piece holds (the worker checks them against the file)."""
 
 
 @dataclass(slots=True)
@@ -119,6 +132,10 @@ class Source(Protocol):
     """One input file, read in the format it is stored in (see the module docstring)."""
 
     plan: FilePlan
+
+    def check(self) -> None:
+        """What can be known before any record is read (Parquet: the footer reads and holds
+        every declared field): validation calls it, so a bad file fails before any work."""
 
     def pieces(self, piece_bytes: int) -> Generator[PieceWork, None, InputFingerprint]:
         """The file's pieces in order (``piece_bytes``: the size to cut at); returns the stored

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,10 +44,20 @@ from mintdim.errors import (
     SourceParseError,
 )
 
-__all__ = ["JsonlSource", "RawBatch", "parse_lines"]
+__all__ = [
+    "BOM",
+    "READ_BLOCK",
+    "JsonlSource",
+    "RawBatch",
+    "Stream",
+    "cut_lines",
+    "line_batches",
+    "parse_lines",
+]
 
-_BOM = b"\xef\xbb\xbf"
-_READ_BLOCK = 8 << 20
+BOM = b"\xef\xbb\xbf"
+READ_BLOCK = 8 << 20
+"""Bytes read (or decompressed) at once."""
 _NEWLINE = ord("\n")
 
 _JSON_TYPE_NAMES = {
@@ -72,6 +82,9 @@ class RawBatch:
     file_index: int
     first_line: int
     data: bytes
+    ratio: float = 1.0
+    """Stored bytes per byte of ``data``: 1 for a plain file, the compression ratio so far for a
+    compressed one (the progress bar counts the file as stored)."""
 
     def lines(self) -> list[bytes]:
         """The batch's lines, without their ``\\n``."""
@@ -84,8 +97,21 @@ class RawBatch:
 
     @property
     def input_bytes(self) -> int:
-        """Bytes of the file the batch consumed: its lines and their newlines."""
-        return len(self.data) + 1
+        """Bytes of the stored file the batch consumed: its lines and their newlines."""
+        return round((len(self.data) + 1) * self.ratio)
+
+
+class Stream:
+    """Bytes in blocks, for ``cut_lines`` and ``line_batches``: iterate it for the blocks."""
+
+    damage: Callable[[int], MintDimError] | None = None
+    """Set when the blocks ended early at a damaged stream: the error, given the last whole line
+    read. Only the lines before the damage are records: the partial one after them is not."""
+    ratio: float = 1.0
+    """Stored bytes per stream byte so far (``RawBatch.ratio``)."""
+
+    def __iter__(self) -> Iterator[bytes]:
+        raise NotImplementedError
 
 
 class JsonlSource(FileSource):
@@ -104,49 +130,69 @@ class JsonlSource(FileSource):
         """The piece's raw batches, read from the file; the bytes must be the ones cut."""
         piece = work.piece
         blocks = _Blocks(self.plan.abs_path, piece.start, piece.end)
-        yield from _line_batches(self.plan, blocks, piece.first_line)
+        yield from line_batches(self.plan, blocks, piece.first_line)
         _check_same_bytes(self.plan, piece, blocks.fingerprint)
 
     def batches(self) -> Generator[RawBatch, None, InputFingerprint]:
         """Stream the whole file as batches of raw lines; memory holds one read block and one
         batch. Returns the fingerprint of the bytes read."""
         blocks = _Blocks(self.plan.abs_path)
-        yield from _line_batches(self.plan, blocks, 1)
+        yield from line_batches(self.plan, blocks, 1)
         return blocks.fingerprint
+
+    def check(self) -> None:
+        """Nothing to check before reading a plain file."""
 
     def parse(self, batch: RawBatch) -> ParsedLines:
         """``parse_lines``."""
         return parse_lines(batch, self.plan)
 
 
-def cut_lines(
-    plan: FilePlan, blocks: Iterable[bytes], piece_bytes: int, carry: bool
-) -> Iterator[PieceWork]:
-    """The pieces of a stream of bytes given in ``blocks``, cut at line ends (module docstring);
-    ``carry``: each piece holds its bytes, for a stream no worker can read itself."""
+def cut_lines(plan: FilePlan, stream: Stream, piece_bytes: int, carry: bool) -> Iterator[PieceWork]:
+    """The pieces of ``stream``, cut at line ends (module docstring); ``carry``: each piece
+    holds its bytes, for a stream no worker can read itself.
+
+    A damaged stream ends with a piece of the whole lines before the damage (if any), then an
+    empty piece carrying the error: a piece no intact stream has, so no resume reuses it.
+    """
     number = 0
     line = 1
     start = 0  # stream offset of buffer[0], the next piece's start
     buffer = bytearray()
-    for block in blocks:
+    for block in stream:
         buffer += block
         while (cut := _next_cut(buffer, start, piece_bytes, plan.max_line_bytes)) is not None:
-            work = _work(plan, number, start, cut, line, buffer, carry)
+            work = _work(plan, number, start, cut, line, buffer, carry, stream.ratio)
             line += buffer.count(b"\n", 0, cut - start)
             del buffer[: cut - start]
             start, number = cut, number + 1
             yield work
-    if buffer:  # the last piece, its last line perhaps without a newline
-        yield _work(plan, number, start, start + len(buffer), line, buffer, carry)
+    if stream.damage is not None:
+        whole = buffer.rfind(b"\n") + 1
+        if whole:
+            yield _work(plan, number, start, start + whole, line, buffer, carry, stream.ratio)
+            line += buffer.count(b"\n", 0, whole)
+            start, number = start + whole, number + 1
+        empty = Piece(plan.index, number, start, start, line, hashlib.sha256().hexdigest())
+        yield PieceWork(empty, b"", stream.damage(line - 1))
+    elif buffer:  # the last piece, its last line perhaps without a newline
+        yield _work(plan, number, start, start + len(buffer), line, buffer, carry, stream.ratio)
 
 
 def _work(
-    plan: FilePlan, number: int, start: int, end: int, line: int, buffer: bytearray, carry: bool
+    plan: FilePlan,
+    number: int,
+    start: int,
+    end: int,
+    line: int,
+    buffer: bytearray,
+    carry: bool,
+    ratio: float,
 ) -> PieceWork:
     with memoryview(buffer) as view:
         data = view[: end - start]
         piece = Piece(plan.index, number, start, end, line, hashlib.sha256(data).hexdigest())
-        return PieceWork(piece, bytes(data) if carry else None)
+        return PieceWork(piece, bytes(data), ratio=ratio) if carry else PieceWork(piece)
 
 
 def _next_cut(buffer: bytearray, start: int, piece_bytes: int, max_line: int) -> int | None:
@@ -176,25 +222,32 @@ def _check_same_bytes(plan: FilePlan, piece: Piece, read: InputFingerprint) -> N
         )
 
 
-def _line_batches(plan: FilePlan, blocks: Iterable[bytes], first_line: int) -> Iterator[RawBatch]:
-    """The lines of a stream given in ``blocks`` (whose first line is line ``first_line``) as
-    batches of ``plan.build_batch`` raw lines; memory holds one block and one batch."""
+def line_batches(plan: FilePlan, stream: Stream, first_line: int) -> Iterator[RawBatch]:
+    """The lines of ``stream`` (whose first line is line ``first_line``) as batches of
+    ``plan.build_batch`` raw lines; memory holds one block and one batch. A damaged stream's
+    error is raised after the batches of its whole lines."""
     size = plan.build_batch
     next_line = first_line
     data = b""
-    for block in blocks:
+    for block in stream:
         data += block
         newlines = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == _NEWLINE)
         _check_line_lengths(plan, data, newlines, next_line)
         start = 0
         for taken in range(size, newlines.size + 1, size):
             end = int(newlines[taken - 1])
-            yield RawBatch(plan.index, next_line, data[start:end])
+            yield RawBatch(plan.index, next_line, data[start:end], stream.ratio)
             next_line += size
             start = end + 1
         data = data[start:]
+    if stream.damage is not None:
+        whole = data[: data.rfind(b"\n") + 1]
+        if whole:
+            yield RawBatch(plan.index, next_line, whole[:-1], stream.ratio)
+        raise stream.damage(next_line + whole.count(b"\n") - 1)
     if data:  # fewer than build_batch lines, the last one perhaps without a newline
-        yield RawBatch(plan.index, next_line, data[:-1] if data.endswith(b"\n") else data)
+        data = data[:-1] if data.endswith(b"\n") else data
+        yield RawBatch(plan.index, next_line, data, stream.ratio)
 
 
 def _check_line_lengths(plan: FilePlan, data: bytes, newlines: np.ndarray, first_line: int) -> None:
@@ -208,8 +261,8 @@ def _check_line_lengths(plan: FilePlan, data: bytes, newlines: np.ndarray, first
         )
 
 
-class _Blocks:
-    """Bytes ``start`` to ``end`` (None: the end of the file) in blocks of ``_READ_BLOCK`` bytes,
+class _Blocks(Stream):
+    """Bytes ``start`` to ``end`` (None: the end of the file) in blocks of ``READ_BLOCK`` bytes,
     hashed as read; unless ``drop_bom`` is False, a UTF-8 BOM at the start of the file is
     dropped (it is no line's content)."""
 
@@ -234,13 +287,13 @@ class _Blocks:
                 digest.update(block)
                 count += len(block)
                 left -= len(block) if left > 0 else 0
-                yield b"" if head and block == _BOM else block
+                yield b"" if head and block == BOM else block
                 head = False
         self.fingerprint = InputFingerprint(count, mtime_ns, digest.hexdigest())
 
 
 def _block_size(left: int, head: bool) -> int:
-    size = len(_BOM) if head else _READ_BLOCK
+    size = len(BOM) if head else READ_BLOCK
     return size if left < 0 else min(left, size)
 
 
