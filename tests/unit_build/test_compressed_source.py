@@ -278,3 +278,17 @@ def test_the_progress_bar_counts_the_file_as_stored(cwd, sp_model, monkeypatch):
     _build([str(packed)], sp_model, "out")
     # Each batch counts its share of the compressed bytes (rounded per batch).
     assert sum(advanced) == pytest.approx(packed.stat().st_size, rel=0.02)
+
+
+def test_scan_and_auto_units_count_the_decompressed_lines(cwd, sp_model):
+    plain = write_jsonl("data/a.jsonl", _rows(500))
+    packed = _compressed_copy(plain, "bz2")
+    counts = {}
+    for name in (str(plain), str(packed)):
+        declared = job(
+            [name], sp_model, sizes="auto", build_batch=[3], out=f"out_{Path(name).suffix}"
+        )
+        counts[name] = declared.scan(workers=2).token_counts
+        declared.units(sizes="auto", build_batch=[11], count=3).run(workers=2, piece_bytes=700)
+    assert counts[str(plain)].tolist() == counts[str(packed)].tolist()
+    assert tree_bytes_but_source_names("out_.bz2") == tree_bytes_but_source_names("out_.jsonl")

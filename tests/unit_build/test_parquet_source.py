@@ -345,3 +345,18 @@ def test_one_large_row_group_is_cut_into_row_ranges_the_driver_carries(cwd, sp_m
     _write_parquet("data/a.parquet", records, row_group_size=len(records))
     _job(["data/a.parquet"], sp_model, "resumed").run(workers=1, resume=True)
     assert tree_bytes_but_inputs("resumed") == tree_bytes_but_inputs("out_1_1")  # another mtime
+
+
+def test_scan_and_auto_units_count_the_rows(cwd, sp_model):
+    records = _records(500)
+    write_jsonl("data/a.jsonl", records)
+    _write_parquet("data/a.parquet", records, row_group_size=64)
+    counts = {}
+    for name, source in [("data/a.jsonl", "jsonl"), ("data/a.parquet", "parquet")]:
+        declared = _job([name], sp_model, out=source, source=source).units(
+            sizes="auto", build_batch=[13], count=3
+        )
+        counts[source] = declared.scan(workers=2).token_counts
+        declared.run(workers=2, piece_bytes=1)
+    assert counts["jsonl"].tolist() == counts["parquet"].tolist()
+    assert tree_bytes_but_source_names("parquet") == tree_bytes_but_source_names("jsonl")

@@ -18,10 +18,10 @@ order after the records before it.
 Pieces: a compressed stream cannot be entered in the middle, so the driver decompresses each
 file once and cuts the decompressed stream at line ends exactly as a plain file's bytes are cut
 (``jsonl.cut_lines``); each piece carries its decompressed lines to the worker that encodes it,
-at most ``MAX_CARRIED_BYTES``, so the memory in flight stays a few pieces per worker.
-Decompressing once costs the driver about what reading and hashing a plain file costs it
-(benchmarks/sources.py, RESULTS.md), while one piece per file would leave every core but one
-idle on a single large file.
+at most ``MAX_CARRIED_BYTES``, so the memory in flight stays a few pieces per worker. One piece
+per file, the alternative, would put a whole file's work on one process and leave every other
+core idle on a one-file input; carrying costs a few percent more CPU in all (measured with
+benchmarks/sources.py: benchmarks/RESULTS.md), and the driver's decompression.
 
 The fingerprint (manifest, unchanged check) is of the file as stored: its size, mtime and the
 SHA-256 of the compressed bytes.
@@ -131,7 +131,7 @@ class CompressedJsonlSource(FileSource):
         return stream.fingerprint
 
     def check(self) -> None:
-        """Nothing to check before reading: the magic bytes were (``source/validate.py``)."""
+        """Nothing to check before reading: validation matched the magic bytes already."""
 
     def parse(self, batch: RawBatch) -> ParsedLines:
         """``jsonl.parse_lines``: the decompressed lines are JSONL lines."""

@@ -14,7 +14,8 @@ file (its fingerprint for the manifest), numbers the lines and hashes each piece
 its piece from the file and checks the bytes against the piece's digest.
 
 Raw batches are read in the main process (or a worker, for its piece); parsing and rendering
-happen in whichever process encodes.
+happen in whichever process encodes. ``cut_lines`` and ``line_batches`` work on any ``Stream``
+of bytes: ``compressed.py`` gives them the decompressed stream of a compressed file.
 """
 
 from __future__ import annotations
