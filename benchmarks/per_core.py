@@ -48,7 +48,7 @@ from generate import DEFAULT_FIELDS, cached, default_input  # noqa: E402
 
 from mintdim import TemplateLiteralWarning, pipeline  # noqa: E402
 from mintdim.build.batch import BatchEncoder  # noqa: E402
-from mintdim.build.source.jsonl import read_raw_batches  # noqa: E402
+from mintdim.build.source import open_source  # noqa: E402
 from mintdim.build.validate import validate  # noqa: E402
 
 os.environ["TOKENIZERS_PARALLELISM"] = "false"  # one thread: the figure is per core
@@ -86,7 +86,7 @@ def _worker(
     warnings.simplefilter("ignore", TemplateLiteralWarning)  # the build's concern, not this table's
     # What run() does before it builds (nothing is written): the plan and the loaded tokenizer.
     plan, encoders = validate(job._config)
-    return BatchEncoder(plan, encoders), list(read_raw_batches(plan.files[0]))
+    return BatchEncoder(plan, encoders), list(open_source(plan.files[0]).batches())
 
 
 def _alternated(

@@ -45,7 +45,8 @@ class UnitBuildPipeline:
 
     @property
     def source(self) -> _SourceStep:
-        """``.source.jsonl(files=[...], fields=[[...]], templates=[...])``."""
+        """``.source.jsonl(files=[...], fields=[[...]], templates=[...])`` (plain or compressed
+        JSONL) or ``.source.parquet(...)`` with the same arguments."""
         return _SourceStep(self)
 
     @property
@@ -195,12 +196,33 @@ class _SourceStep:
     ) -> UnitBuildPipeline:
         """JSONL inputs: ``files[i]`` is read with ``fields[i]`` and rendered with ``templates[i]``.
 
+        A file may be plain or compressed with gzip, zstandard, xz or bzip2 (recognised by its
+        first bytes); line numbers are lines of the decompressed stream.
         ``max_line_bytes``: the longest line MintDim reads (default 64 MiB, far above any real
         sample): a line still without its newline past it is ``LineTooLongError``, not a
         MemoryError.
         """
         return self._job._with(
-            files=files, fields=fields, templates=templates, max_line_bytes=max_line_bytes
+            source_kind="jsonl",
+            files=files,
+            fields=fields,
+            templates=templates,
+            max_line_bytes=max_line_bytes,
+        )
+
+    def parquet(
+        self, files: object = None, fields: object = None, templates: object = None
+    ) -> UnitBuildPipeline:
+        """Parquet inputs (the ``[parquet]`` extra): ``files[i]`` is read with ``fields[i]`` (its
+        columns) and rendered with ``templates[i]``, by the rules of ``jsonl``; each sample's
+        ``source_line`` is its 1-based row. Row groups are read one at a time.
+        """
+        return self._job._with(
+            source_kind="parquet",
+            files=files,
+            fields=fields,
+            templates=templates,
+            max_line_bytes=None,
         )
 
 

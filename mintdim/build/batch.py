@@ -25,7 +25,7 @@ from mintdim.build.formats import spans
 from mintdim.build.formats.sample_index import sample_parts
 from mintdim.build.formats.unk_index import unk_parts
 from mintdim.build.segments import append_eos, stops_by_segments, stops_from_starts
-from mintdim.build.source.jsonl import ParsedLines, RawBatch, parse_lines
+from mintdim.build.source import Batch, ParsedLines, Source, open_source
 from mintdim.build.tokenizer import Encoder, load_encoder, parity
 from mintdim.build.tokenizer.fast import FastEncoder
 from mintdim.build.units.planner import assign_units, first_overflow, padded_rows
@@ -69,7 +69,7 @@ class EncodedBatch:
 
     file_index: int
     input_bytes: int
-    """Bytes of the input file this batch consumed: its lines and their newlines."""
+    """The share of the stored input file this batch stands for (``Batch.input_bytes``)."""
     blank_lines: int
     token_counts: np.ndarray
     """Stored token count per sample (int64): after truncation, with EOS."""
@@ -114,7 +114,7 @@ class CountedBatch:
 
     file_index: int
     input_bytes: int
-    """Bytes of the input file this batch consumed: its lines and their newlines."""
+    """The share of the stored input file this batch stands for (``Batch.input_bytes``)."""
     token_counts: np.ndarray
     """Exact token count per sample (int64)."""
     line_numbers: list[int]
@@ -136,6 +136,7 @@ class _Tokenizing:
         self._encoders = dict(encoders or {})
         self._literal_ids: dict[int, list[np.ndarray]] = {}
         self._first_batch: dict[int, dict[int, bytes]] = {}
+        self._sources: dict[int, Source] = {}
 
     def __getstate__(self) -> dict:
         # Under spawn the worker reloads tokenizers from their files instead of unpickling them.
@@ -149,8 +150,14 @@ class _Tokenizing:
             self._encoders[spec] = load_encoder(spec)
         return self._encoders[spec]
 
+    def _parsed(self, raw: Batch, file: FilePlan) -> ParsedLines:
+        """The batch parsed by its file's source, opened once per process."""
+        if file.index not in self._sources:
+            self._sources[file.index] = open_source(file)
+        return self._sources[file.index].parse(raw)
+
     def _tokens(
-        self, raw: RawBatch, file: FilePlan, parsed: ParsedLines, utf8: list[bytes]
+        self, raw: Batch, file: FilePlan, parsed: ParsedLines, utf8: list[bytes]
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, int, tuple | None]:
         """Every sample's ids, counts and segment stops (None without spans), EOS appended, and
         the parity guard's ``(rows checked, mismatch)``: what a build and a scan both need."""
@@ -205,10 +212,10 @@ class BatchCounter(_Tokenizing):
     """A scan's work per batch: parse -> render -> encode (-> parity guard), exactly as a build
     does, then count."""
 
-    def __call__(self, raw: RawBatch) -> CountedBatch:
+    def __call__(self, raw: Batch) -> CountedBatch:
         """Count one raw batch (the function workers run)."""
         file = self.plan.files[raw.file_index]
-        parsed = parse_lines(raw, file)
+        parsed = self._parsed(raw, file)
         utf8 = [text.encode("utf-8") for text in parsed.texts]
         # Exactly a build's tokens (EOS, segments mode, the fast engine's parity guard).
         _, lengths, _, _, mismatch = self._tokens(raw, file, parsed, utf8)
@@ -216,7 +223,7 @@ class BatchCounter(_Tokenizing):
         if mismatch is not None:
             keep, error = mismatch
             lengths, lines = lengths[:keep], lines[:keep]
-        return CountedBatch(raw.file_index, len(raw.data) + 1, lengths, lines, error)
+        return CountedBatch(raw.file_index, raw.input_bytes, lengths, lines, error)
 
 
 class BatchEncoder(_Tokenizing):
@@ -226,11 +233,11 @@ class BatchEncoder(_Tokenizing):
         super().__init__(plan, encoders)
         self._file_json = [orjson.dumps(f.path).decode() for f in plan.files]
 
-    def __call__(self, raw: RawBatch) -> EncodedBatch:
+    def __call__(self, raw: Batch) -> EncodedBatch:
         """Encode one raw batch (the function workers run)."""
         file = self.plan.files[raw.file_index]
         output = self.plan.outputs[file.output_index]
-        parsed = parse_lines(raw, file)
+        parsed = self._parsed(raw, file)
         utf8 = [text.encode("utf-8") for text in parsed.texts]
         flat, lengths, stops, checked, mismatch = self._tokens(raw, file, parsed, utf8)
         sizes = np.asarray(file.sizes, dtype=np.int64)
@@ -290,7 +297,7 @@ class BatchEncoder(_Tokenizing):
         ]
         return EncodedBatch(
             file_index=raw.file_index,
-            input_bytes=len(raw.data) + 1,
+            input_bytes=raw.input_bytes,
             blank_lines=parsed.blank_lines,
             token_counts=lengths,
             unit_indexes=units,

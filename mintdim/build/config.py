@@ -16,12 +16,14 @@ __all__ = ["UnitBuildConfig"]
 class UnitBuildConfig:
     """Each field is None until its step is declared."""
 
+    source_kind: str | None = None
+    """Which ``.source`` method was called: ``jsonl`` (plain or compressed) or ``parquet``."""
     files: object = None
-    """``source.jsonl(files=...)``: list of JSONL paths."""
+    """``source.jsonl(files=...)`` / ``source.parquet(files=...)``: list of input paths."""
     fields: object = None
-    """``source.jsonl(fields=...)``: list of lists of keys, one shared or one per file."""
+    """``source.<kind>(fields=...)``: list of lists of keys (columns), one shared or one per file."""
     templates: object = None
-    """``source.jsonl(templates=...)``: list of template strings, one shared or one per file."""
+    """``source.<kind>(templates=...)``: list of template strings, one shared or one per file."""
     max_line_bytes: object = None
     """``source.jsonl(max_line_bytes=...)``: the longest line read; None means the default."""
     tokenizer_kind: TokenizerKind | None = None

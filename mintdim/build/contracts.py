@@ -220,6 +220,8 @@ class FilePlan:
     """With the fast engine, in the first file it reads: ``(line, parity.row_digests entry)`` of
     each sample of the first batch, as the reference library encoded it at validation. None in
     every other file."""
+    format: str = "jsonl"
+    """How the file is stored, which names the source that reads it (``source.open_source``)."""
 
 
 @dataclass(frozen=True, slots=True)

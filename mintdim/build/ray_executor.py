@@ -4,8 +4,9 @@ Each actor deserialises one ``PieceEncoder`` (so it loads the tokenizers once, f
 on its own node) and runs it on one piece per task; the encoder writes the piece's fragment into
 the output's staging area, which is why inputs, tokenizer files and the output directory must be
 at the same path on every node (a shared filesystem). Only a piece's description goes to an
-actor and only a ``Fragment`` (a few hundred bytes) comes back: the tokens travel through the
-shared filesystem, never through the driver's object store.
+actor (a compressed JSONL piece also carries its decompressed lines, at most 8 MiB: no node can
+enter the stream in the middle) and only a ``Fragment`` (a few hundred bytes) comes back: the
+tokens travel through the shared filesystem, never through the driver's object store.
 
 Order never depends on Ray: ``ActorPool`` hands each piece to an idle actor and returns results
 in submission order, and the driver assembles in that order. A lost actor (its process or its

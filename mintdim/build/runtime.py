@@ -1,18 +1,19 @@
 """The unit-build data flow, top to bottom.
 
     units/auto (sizes="auto")       run_scan below, then units/optimal plans each output's sizes
-    pieces.cut_pieces               cut each file into pieces at line ends, by bytes (main process:
-                                      one pass that also fingerprints each file for the manifest)
+    pieces.cut_pieces               each file's source (source/) cuts it into pieces (main
+                                      process: one pass that also fingerprints each file for
+                                      the manifest)
     executor                        workers.encode_in_order (local: N processes) or
                                       ray_executor.encode_on_ray (Ray actors), each running
       pieces.PieceEncoder             on every piece, fragments back in piece order:
         write/staging.reuse             an intact fragment of this piece (resume=True), else
-        source/jsonl.read_raw_batches   the piece's lines in batches -> batch.BatchEncoder:
-                                        parse_lines -> Template.render -> sha256 -> tokenizer
+        Source.piece_batches            the piece's records in batches -> batch.BatchEncoder:
+                                        Source.parse -> Template.render -> sha256 -> tokenizer
                                         encode_batch -> units/planner (assign, pad)
         write/staging.write             -> the piece's fragment in <dir>/staging/
-      (resumable=False: no pieces, no fragments: source/jsonl.read_raw_batches over each
-       whole file -> batch.BatchEncoder on the local workers, batches straight back in order)
+      (resumable=False: no pieces, no fragments: Source.batches over each whole file ->
+       batch.BatchEncoder on the local workers, batches straight back in order)
     assembly (in input order)       each batch (read back from its fragment) -> write/dir.py.
                                       OutputDirectory: formats/shards.py shards, sample/unk
                                       indexes, digests, stats
@@ -56,18 +57,13 @@ from mintdim.build.contracts import (
 from mintdim.build.pieces import PieceEncoder, cut_pieces, default_piece_bytes
 from mintdim.build.progress import Progress
 from mintdim.build.signals import StopSignal, stop_signals_ignored
-from mintdim.build.source.jsonl import (
-    InputFingerprint,
-    RawBatch,
-    check_unchanged,
-    read_raw_batches,
-)
+from mintdim.build.source import Batch, InputFingerprint, PieceWork, open_source
 from mintdim.build.tokenizer import Encoder
 from mintdim.build.units.auto import planned_build, unit_plans
 from mintdim.build.units.overflow import OverflowTally
 from mintdim.build.workers import Item, Result, encode_in_order
 from mintdim.build.write.dir import OutputDirectory
-from mintdim.build.write.staging import Piece, Staging, job_record
+from mintdim.build.write.staging import Staging, job_record
 from mintdim.errors import MintDimError, UnitOverflowError
 
 __all__ = ["run_build", "run_scan"]
@@ -145,7 +141,7 @@ def _build(
         # A file changed under the build may have given samples of two versions (or of
         # neither): no manifest may vouch for that.
         for file in files:
-            check_unchanged(file, fingerprints[file.index])
+            open_source(file).check_unchanged(fingerprints[file.index])
         results = tuple(
             OutputResult(o.plan.path, o.finished_stats() if done else o.finish(fingerprints))
             for o, done in zip(outputs, finished, strict=True)
@@ -244,12 +240,11 @@ def _every_overflow(
     return found.error(first.max_unit_size, stopped)
 
 
-def _batches_from(plan: BuildPlan, file_index: int, line: int) -> Iterator[RawBatch]:
+def _batches_from(plan: BuildPlan, file_index: int, line: int) -> Iterator[Batch]:
     """The raw batches holding line ``line`` of file ``file_index`` and everything after it."""
     for file in plan.files[file_index:]:
-        for raw in read_raw_batches(file):
-            last_line = raw.first_line + raw.data.count(b"\n")
-            if file.index > file_index or last_line >= line:
+        for raw in open_source(file).batches():
+            if file.index > file_index or raw.last_line >= line:
                 yield raw
 
 
@@ -312,7 +307,7 @@ def _joined(parts: list[np.ndarray]) -> np.ndarray:
 
 def _all_pieces(
     files: list[FilePlan], piece_bytes: list[int], fingerprints: dict[int, InputFingerprint]
-) -> Iterator[Piece]:
+) -> Iterator[PieceWork]:
     """Every file's pieces in order; each file's fingerprint lands in ``fingerprints``."""
     # One stream across files keeps every worker busy at file boundaries.
     for file in files:
@@ -321,11 +316,11 @@ def _all_pieces(
 
 def _all_batches(
     files: list[FilePlan], fingerprints: dict[int, InputFingerprint]
-) -> Iterator[RawBatch]:
+) -> Iterator[Batch]:
     """Every file's batches in order; each file's fingerprint lands in ``fingerprints``."""
     # One stream across files keeps every worker busy at file boundaries.
     for file in files:
-        fingerprints[file.index] = yield from read_raw_batches(file)
+        fingerprints[file.index] = yield from open_source(file).batches()
 
 
 def _progress_bar(plan: BuildPlan, progress: bool | None) -> Progress:

@@ -21,8 +21,8 @@ from mintdim.build.contracts import (
     TokenizerSpec,
 )
 from mintdim.build.rules import per_file
+from mintdim.build.source import ParsedLines, open_source
 from mintdim.build.source import validate as source_validate
-from mintdim.build.source.jsonl import RawBatch, parse_lines, read_raw_batches
 from mintdim.build.tokenizer import Encoder, parity
 from mintdim.build.tokenizer import validate as tokenizer_validate
 from mintdim.build.tokenizer.fast import FastEncoder
@@ -67,11 +67,12 @@ def validate(
     ]
     groups = output_validate.group_outputs(dirs, settings, files)
     absolute = source_validate.check_files_exist(files)
+    formats = source_validate.file_formats(config.source_kind, files, absolute)
     output_validate.check_directories_usable([dirs[members[0]] for members in groups], resume)
 
     output_of = {i: g for g, members in enumerate(groups) for i in members}
     file_plans, encoders, fallbacks = _file_plans(
-        config, files, absolute, schemas, tokenizers, units, lambda i: output_of[i]
+        config, files, (absolute, formats), schemas, tokenizers, units, lambda i: output_of[i]
     )
     compared = {}
     for spec, encoder in encoders.items():
@@ -110,8 +111,15 @@ def validate_scan(config: UnitBuildConfig) -> tuple[BuildPlan, dict[TokenizerSpe
     declared = [SCAN_BUILD_BATCH] if config.build_batch is None else config.build_batch
     batches = build_batches(declared, count)
     absolute = source_validate.check_files_exist(files)
+    formats = source_validate.file_formats(config.source_kind, files, absolute)
     file_plans, encoders, _ = _file_plans(
-        config, files, absolute, schemas, tokenizers, [((), b) for b in batches], lambda i: None
+        config,
+        files,
+        (absolute, formats),
+        schemas,
+        tokenizers,
+        [((), b) for b in batches],
+        lambda i: None,
     )
     for encoder in encoders.values():
         # A fast engine must match the reference before a scan too.
@@ -133,14 +141,16 @@ def _inputs(
 def _file_plans(
     config: UnitBuildConfig,
     files: list[str],
-    absolute: list[str],
+    found: tuple[list[str], list[str]],
     schemas: list,
     tokenizers: list[TokenizerSpec],
     units: list[tuple[tuple[int, ...], int]],
     output_of: Callable[[int], int | None],
 ) -> tuple[tuple[FilePlan, ...], dict[TokenizerSpec, Encoder], dict[TokenizerSpec, str | None]]:
-    """Load each tokenizer once (with its engine), check every template against it, and plan
-    each file; also each loaded tokenizer's engine fallback, if any."""
+    """Load each tokenizer once (with its engine), plan each file (``found``: its absolute path
+    and format), check what its source can check before reading and every template against its
+    tokenizer; also each loaded tokenizer's engine fallback, if any."""
+    absolute, formats = found
     line_limit = source_validate.max_line_bytes(config.max_line_bytes)
     loaded = {spec: tokenizer_validate.load_with_engine(spec) for spec in dict.fromkeys(tokenizers)}
     tokenizers = [loaded[spec][0] for spec in tokenizers]
@@ -157,9 +167,12 @@ def _file_plans(
             build_batch=units[i][1],
             max_line_bytes=line_limit,
             output_index=output_of(i),
+            format=formats[i],
         )
         for i in range(len(files))
     )
+    for plan in file_plans:
+        open_source(plan).check()
     for (spec, template), indexes in _files_by_template(file_plans).items():
         tokenizer_validate.check_template_literals(encoders[spec], template, indexes)
     return file_plans, encoders, {spec: fallback for spec, _, fallback in loaded.values()}
@@ -231,7 +244,9 @@ def _parity(encoder: Encoder, files: tuple[FilePlan, ...]) -> tuple[int, tuple[F
         where.append((file, line))
         texts.append(text)
     stages = ["parity_corpus"] * len(texts)
-    batch = parse_lines(next(read_raw_batches(first), RawBatch(first.index, 1, b"")), first)
+    source = open_source(first)
+    raw = next(source.batches(), None)
+    batch = ParsedLines([], [], [], 0, None) if raw is None else source.parse(raw)
     where += [(first.path, line) for line in batch.line_numbers]
     texts += batch.texts
     stages += ["first_batch"] * len(batch.texts)

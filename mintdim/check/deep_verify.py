@@ -26,7 +26,7 @@ import orjson
 
 from mintdim.build.contracts import FilePlan, TokenizerSpec
 from mintdim.build.formats import manifest, stats
-from mintdim.build.source.jsonl import parse_lines, read_raw_batches
+from mintdim.build.source import open_source
 from mintdim.build.source.template import parse_template
 from mintdim.build.tokenizer import Encoder, load_encoder
 from mintdim.check.report import VerifyReport
@@ -63,6 +63,7 @@ def deep_check(root: Path, content: dict, report: VerifyReport) -> None:
             build_batch=_BATCH_LINES,
             max_line_bytes=int(source["max_line_bytes"]),  # the limit the build read with
             output_index=0,
+            format=source["inputs"][index].get("format", "jsonl"),  # absent: plain JSONL
         )
         blank_lines += _check_file(plan, source["inputs"][index], reference, build, rows, report)
     if next(rows, None) is not None:
@@ -160,7 +161,8 @@ def _check_file(
         report.add("deep", plan.path, "deep_input_missing")
         return 0
     blank_lines = 0
-    batches = read_raw_batches(plan)
+    source = open_source(plan)
+    batches = source.batches()
     while True:
         try:
             batch = next(batches)
@@ -170,7 +172,7 @@ def _check_file(
         except MintDimError as err:  # a line past the build's max_line_bytes, an unreadable file
             report.add("deep", plan.path, "deep_error", error=str(err))
             return blank_lines
-        parsed = parse_lines(batch, plan)
+        parsed = source.parse(batch)
         blank_lines += parsed.blank_lines
         if parsed.error is not None:
             report.add("deep", plan.path, "deep_error", error=str(parsed.error))

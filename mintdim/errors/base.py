@@ -231,6 +231,7 @@ class _H:
     RULE = Bilingual("Rule", "Quy tắc")
     REASON = Bilingual("Reason", "Lý do")
     LINE = Bilingual("Line", "Dòng")
+    ROW = Bilingual("Row", "Hàng")
     SAMPLE = Bilingual("Sample", "Mẫu")
     DIRECTORY = Bilingual("Directory", "Thư mục")
     METHOD = Bilingual("Method", "Phương thức")

@@ -1,4 +1,5 @@
-"""Errors of the source stage: input files, JSONL lines, fields and templates."""
+"""Errors of the source stage: input files and their formats, JSONL lines, Parquet rows, fields
+and templates."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any, ClassVar
 from mintdim.errors.base import (
     _H,
     MintDimError,
+    _bullets,
     _choice,
     _quoted,
     _say,
@@ -19,11 +21,16 @@ from mintdim.errors.base import (
 from mintdim.shared.lang import Bilingual
 
 __all__ = [
+    "CompressedStreamError",
     "FieldValueTypeError",
     "InputChangedError",
     "LineTooLongError",
     "MintDimFileNotFoundError",
+    "ParquetMissingError",
+    "ParquetReadError",
+    "ParquetSchemaError",
     "SampleSchemaError",
+    "SourceFormatError",
     "SourceParseError",
     "SourceValidationError",
     "TemplateFieldMismatchError",
@@ -333,32 +340,65 @@ class TemplateSyntaxError(MintDimError, ValueError):
 
 
 class FieldValueTypeError(MintDimError, ValueError):
-    """Raised when a declared field's value in a JSONL line is not a JSON string."""
+    """Raised when a declared field's value is not a string: a JSONL value that is not a JSON
+    string, or a Parquet value that is null or in a column of another type.
+
+    ``line`` is the 1-based line (JSONL, of the decompressed stream) or row (Parquet).
+    """
+
+    _SUMMARIES: ClassVar[dict[str, Bilingual]] = {
+        "jsonl": Bilingual(
+            "JSONL field value is not a string.", "Giá trị field trong JSONL không phải string."
+        ),
+        "parquet": Bilingual(
+            "Parquet field value is not a string.",
+            "Giá trị field trong Parquet không phải string.",
+        ),
+    }
 
     file: str
     line: int
     field: str
     found_type: str
+    kind: str = _choice(_SUMMARIES, "jsonl")
+    """The input's kind: ``jsonl`` or ``parquet`` (a row, a column)."""
 
-    summary = Bilingual(
-        "JSONL field value is not a string.", "Giá trị field trong JSONL không phải string."
-    )
     examples = (
         {"file": "./data/alpaca.jsonl", "line": 12, "field": "output", "found_type": "null"},
+        {
+            "file": "./data/train-00000.parquet",
+            "line": 4097,
+            "field": "output",
+            "found_type": "null",
+            "kind": "parquet",
+        },
     )
+
+    @property
+    def summary(self) -> Bilingual:
+        return self._SUMMARIES[self.kind]
 
     def _sections(self) -> Iterator[Any]:
         yield "File", self.file
-        yield _H.LINE, self.line
+        if self.kind == "jsonl":
+            yield _H.LINE, self.line
+        else:
+            yield _H.ROW, self.line
         yield "Field", self.field
         yield Bilingual("Found type", "Kiểu tìm thấy"), self.found_type
-        yield (
-            _H.FIX,
-            Bilingual(
+        if self.kind == "jsonl":
+            fix = Bilingual(
                 "convert the value to a JSON string in the JSONL file, or choose another field",
                 "chuyển giá trị thành string JSON trong file JSONL, hoặc chọn field khác",
-            ),
-        )
+            )
+        else:
+            fix = Bilingual(
+                "write the column as strings (pyarrow: pc.cast(column, pa.string())) and fill "
+                'its nulls (pc.fill_null(column, "")), or choose another field',
+                "ghi cột dưới dạng string (pyarrow: pc.cast(column, pa.string())) và điền các "
+                'giá trị null (pc.fill_null(column, "")), hoặc chọn field khác',
+            )
+        yield _H.FIX, fix
 
 
 class SourceValidationError(MintDimError, ValueError):
@@ -552,3 +592,307 @@ class InputChangedError(MintDimError, RuntimeError):
                 "thư mục mới, rỗng",
             ),
         )
+
+
+_FORMAT_NAMES: dict[str, Bilingual] = {
+    "plain": Bilingual("uncompressed text", "văn bản không nén"),
+    "gzip": Bilingual("gzip", "gzip"),
+    "zstd": Bilingual("zstandard", "zstandard"),
+    "xz": Bilingual("xz", "xz"),
+    "bz2": Bilingual("bzip2", "bzip2"),
+    "parquet": Bilingual("Parquet", "Parquet"),
+}
+"""How a file is stored, by the code MintDim gives it (``source.formats``)."""
+
+
+class SourceFormatError(MintDimError, ValueError):
+    """Raised at validation when an input's bytes are not in the format it claims.
+
+    ``claimed``: the format its name's extension (``by="extension"``) or the source step
+    (``by="step"``: ``.source.parquet``, or ``.source.jsonl`` given a Parquet file) claims;
+    ``found``: the format its first bytes (magic bytes) show. Codes: ``plain`` (no compression
+    recognised), ``gzip``, ``zstd``, ``xz``, ``bz2``, ``parquet``.
+    """
+
+    file: str
+    claimed: str = _choice(_FORMAT_NAMES)
+    found: str = _choice(_FORMAT_NAMES)
+    by: str = _choice(("extension", "step"))
+
+    summary = Bilingual(
+        "An input file is not in the format it claims.",
+        "Một file đầu vào không ở định dạng mà nó tự nhận.",
+    )
+    examples = (
+        {"file": "./data/train.jsonl.gz", "claimed": "gzip", "found": "plain", "by": "extension"},
+        {"file": "./data/train.parquet", "claimed": "plain", "found": "parquet", "by": "step"},
+    )
+
+    def _sections(self) -> Iterator[Any]:
+        claimed, found = _FORMAT_NAMES[self.claimed], _FORMAT_NAMES[self.found]
+        yield "File", self.file
+        if self.by == "extension":
+            claim = (
+                Bilingual("its name says {claimed}", "tên file cho biết đây là {claimed}"),
+                Bilingual(
+                    "rename the file after what it holds (MintDim reads it by its bytes: a name "
+                    "without a compression extension is read as whatever its bytes are), or "
+                    "replace it with a real {claimed} file",
+                    "đổi tên file theo nội dung thật của nó (MintDim đọc theo các byte: tên không "
+                    "có đuôi nén sẽ được đọc theo đúng nội dung), hoặc thay bằng một file "
+                    "{claimed} thật",
+                ),
+            )
+        elif self.found == "parquet":
+            claim = (
+                Bilingual(
+                    "it was declared with .source.jsonl", "file được khai báo bằng .source.jsonl"
+                ),
+                Bilingual(
+                    "declare Parquet files with .source.parquet(files=..., fields=..., templates=...) "
+                    "(runner: source.kind=parquet)",
+                    "khai báo file Parquet bằng .source.parquet(files=..., fields=..., templates=...) "
+                    "(runner: source.kind=parquet)",
+                ),
+            )
+        else:
+            claim = (
+                Bilingual(
+                    "it was declared with .source.parquet",
+                    "file được khai báo bằng .source.parquet",
+                ),
+                Bilingual(
+                    "declare JSONL files (compressed or not) with .source.jsonl (runner: "
+                    "source.kind=jsonl), or give the Parquet file itself",
+                    "khai báo file JSONL (nén hoặc không) bằng .source.jsonl (runner: "
+                    "source.kind=jsonl), hoặc đưa đúng file Parquet",
+                ),
+            )
+        text, fix = claim
+        yield (
+            _H.REASON,
+            _say(text, claimed=claimed),
+            _say(
+                Bilingual("its first bytes are {found}", "các byte đầu của file là {found}"),
+                found=found,
+            ),
+        )
+        yield _H.FIX, _say(fix, claimed=claimed)
+
+
+class CompressedStreamError(MintDimError, ValueError):
+    """Raised while reading a compressed JSONL file whose stream is damaged.
+
+    ``problem``: ``truncated`` (the stream ends inside a gzip member, a zstandard frame, an xz
+    or bzip2 stream) or ``corrupt`` (bytes that do not decompress, trailing bytes included).
+    ``last_line``: the last whole line read from the decompressed stream (0: none); every
+    line up to it was read, the partial line after it never is.
+    """
+
+    _PROBLEMS: ClassVar[dict[str, Bilingual]] = {
+        "truncated": Bilingual(
+            "the compressed stream ends before its end marker: the file is cut short",
+            "luồng nén kết thúc trước dấu kết thúc của nó: file bị cắt cụt",
+        ),
+        "corrupt": Bilingual(
+            "the compressed stream holds bytes that do not decompress",
+            "luồng nén chứa các byte không giải nén được",
+        ),
+    }
+    _TESTS: ClassVar[dict[str, str]] = {
+        "gzip": "gzip -t",
+        "zstd": "zstd -t",
+        "xz": "xz -t",
+        "bz2": "bzip2 -t",
+    }
+
+    file: str
+    compression: str = _choice(_TESTS)
+    problem: str = _choice(_PROBLEMS)
+    last_line: int = 0
+    detail: str = ""
+
+    summary = Bilingual("A compressed input file is damaged.", "Một file đầu vào dạng nén bị hỏng.")
+    examples = (
+        {
+            "file": "./data/c4-train.00000-of-01024.jsonl.gz",
+            "compression": "gzip",
+            "problem": "truncated",
+            "last_line": 35102,
+        },
+        {
+            "file": "./data/dolma-v1_7-0000.jsonl.zst",
+            "compression": "zstd",
+            "problem": "corrupt",
+            "last_line": 0,
+            "detail": "zstd decompress error: Unknown frame descriptor",
+        },
+    )
+
+    def _sections(self) -> Iterator[Any]:
+        yield "File", self.file
+        yield Bilingual("Compression", "Kiểu nén"), _FORMAT_NAMES[self.compression]
+        if self.last_line:
+            read = Bilingual(
+                "last whole line read: {last_line} (the lines up to it were read)",
+                "dòng nguyên vẹn cuối cùng đã đọc: {last_line} (các dòng tới đó đã được đọc)",
+            )
+        else:
+            read = Bilingual("no whole line could be read", "không đọc được dòng nguyên vẹn nào")
+        yield _H.REASON, self._PROBLEMS[self.problem], *([self.detail] if self.detail else []), read
+        yield (
+            _H.FIX,
+            _say(
+                Bilingual(
+                    "download or compress the file again; `{test} FILE` checks it without MintDim",
+                    "tải hoặc nén lại file; `{test} FILE` kiểm tra file mà không cần MintDim",
+                ),
+                test=self._TESTS[self.compression],
+            ),
+        )
+
+
+class ParquetMissingError(MintDimError, ImportError):
+    """Raised when a Parquet input is declared and the ``pyarrow`` package cannot be imported."""
+
+    detail: str
+
+    summary = Bilingual(
+        "Parquet inputs need the pyarrow package, which is not installed in this Python.",
+        "Đầu vào Parquet cần package pyarrow, nhưng Python này chưa cài.",
+    )
+    examples = ({"detail": "No module named 'pyarrow'"},)
+
+    def _sections(self) -> Iterator[Any]:
+        yield _H.REASON, self.detail
+        yield (
+            _H.FIX,
+            Bilingual(
+                'install MintDim with its Parquet extra, from the MintDim checkout: pip install ".[parquet]"\n'
+                'or install pyarrow alone: pip install "pyarrow>=14"',
+                'cài MintDim cùng phần mở rộng Parquet, từ thư mục mã nguồn MintDim: pip install ".[parquet]"\n'
+                'hoặc chỉ cài pyarrow: pip install "pyarrow>=14"',
+            ),
+        )
+
+
+class ParquetReadError(MintDimError, ValueError):
+    """Raised when pyarrow cannot read a Parquet input: its footer (the schema and the row
+    groups' places, at the end of the file), or one row group's data.
+
+    ``row``: the 1-based first row of the row group that failed (``part="row_group"``).
+    """
+
+    _PARTS: ClassVar[dict[str, Bilingual]] = {
+        "footer": Bilingual(
+            "its footer (the schema and where each row group lies, at the end of the file) "
+            "cannot be read: the file is cut short, damaged, or not Parquet",
+            "không đọc được footer của file (schema và vị trí từng row group, ở cuối file): "
+            "file bị cắt cụt, bị hỏng, hoặc không phải Parquet",
+        ),
+        "row_group": Bilingual(
+            "the row group starting at row {row} cannot be read",
+            "không đọc được row group bắt đầu ở hàng {row}",
+        ),
+    }
+
+    file: str
+    part: str = _choice(_PARTS)
+    detail: str = ""
+    row: int = 0
+
+    summary = Bilingual("A Parquet input could not be read.", "Không đọc được một file Parquet.")
+    examples = (
+        {
+            "file": "./data/train-00000-of-00004.parquet",
+            "part": "footer",
+            "detail": "Parquet magic bytes not found in footer. Either the file is corrupted "
+            "or this is not a parquet file.",
+        },
+    )
+
+    def _sections(self) -> Iterator[Any]:
+        yield "File", self.file
+        yield _H.REASON, self._PARTS[self.part], *([self.detail] if self.detail else [])
+        yield (
+            _H.FIX,
+            Bilingual(
+                "download or write the file again; pyarrow.parquet.read_metadata(FILE) checks "
+                "the footer without MintDim",
+                "tải hoặc ghi lại file; pyarrow.parquet.read_metadata(FILE) kiểm tra footer mà "
+                "không cần MintDim",
+            ),
+        )
+
+
+class ParquetSchemaError(MintDimError, ValueError):
+    """Raised at validation when a Parquet input's schema cannot give a declared field: no
+    column has its name (``missing``), or its column is nested (``nested``: a list, struct,
+    map or union), whose values are no string.
+    """
+
+    _PROBLEMS: ClassVar[dict[str, tuple[Bilingual, Bilingual]]] = {
+        "missing": (
+            Bilingual(
+                "no column of the file is named {field!r}, so no row has that field",
+                "không cột nào của file tên là {field!r}, nên không hàng nào có field này",
+            ),
+            Bilingual(
+                "declare the name of one of the columns below, or write the column into the file",
+                "khai báo tên của một trong các cột dưới đây, hoặc ghi cột đó vào file",
+            ),
+        ),
+        "nested": (
+            Bilingual(
+                "column {field!r} is nested ({found_type}): its values are no string",
+                "cột {field!r} là kiểu lồng nhau ({found_type}): giá trị của nó không phải string",
+            ),
+            Bilingual(
+                "flatten the column into string columns when writing the file (for example "
+                "pyarrow.compute.struct_field, or one JSON string per row), then declare those",
+                "làm phẳng cột thành các cột string khi ghi file (ví dụ "
+                "pyarrow.compute.struct_field, hoặc mỗi hàng một string JSON), rồi khai báo chúng",
+            ),
+        ),
+    }
+
+    file: str
+    field: str
+    problem: str = _choice(_PROBLEMS)
+    found_type: str = ""
+    columns: list[str] = ()
+
+    summary = Bilingual(
+        "A Parquet input cannot give a declared field.",
+        "Một file Parquet không cung cấp được field đã khai báo.",
+    )
+    examples = (
+        {
+            "file": "./data/train-00000-of-00004.parquet",
+            "field": "response",
+            "problem": "missing",
+            "columns": ["prompt", "chosen", "rejected"],
+        },
+        {
+            "file": "./data/train-00000-of-00004.parquet",
+            "field": "messages",
+            "problem": "nested",
+            "found_type": "list<element: struct<content: string, role: string>>",
+            "columns": ["messages", "source"],
+        },
+    )
+
+    def _sections(self) -> Iterator[Any]:
+        problem, fix = self._PROBLEMS[self.problem]
+        yield "File", self.file
+        yield (
+            "Field",
+            self.field,
+            Bilingual(
+                "every row: a Parquet file's columns are fixed by its schema",
+                "mọi hàng: các cột của file Parquet do schema của nó quy định",
+            ),
+        )
+        yield _H.PROBLEM, problem
+        yield Bilingual("Columns of the file", "Các cột của file"), *_bullets(self.columns)
+        yield _H.FIX, fix

@@ -17,7 +17,7 @@ DEMO_DIR = Path(__file__).resolve().parent.parent / "demo"
 RESOLVER = "mintdim_demo"
 """Name of the resolver: ``${mintdim_demo:self_instruct_seed_alpaca.jsonl}`` in a config."""
 
-_SUFFIXES = (".jsonl", ".model", ".json")
+_SUFFIXES = (".jsonl", ".parquet", ".model", ".json")
 
 
 def demo_files() -> list[str]:

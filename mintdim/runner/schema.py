@@ -24,6 +24,7 @@ __all__ = [
     "OverflowPolicy",
     "PlanCost",
     "SourceConfig",
+    "SourceKind",
     "SplitConfig",
     "SplitName",
     "TokenizerConfig",
@@ -39,6 +40,13 @@ __all__ = [
 SCHEMA_NAME = "mintdim_schema"
 """ConfigStore name of :class:`MintDimConfig`; differs from every YAML name on purpose
 (Hydra's automatic schema matching by equal names is deprecated)."""
+
+
+class SourceKind(Enum):
+    """Which fluent source step the runner calls."""
+
+    jsonl = "jsonl"
+    parquet = "parquet"
 
 
 class TokenizerType(Enum):
@@ -106,14 +114,16 @@ def _help(en: str, vi: str, example: str) -> dict[str, str]:
 
 @dataclass
 class SourceConfig:
-    """``.source.jsonl(files=..., fields=..., templates=...)``."""
+    """``.source.<kind>(files=..., fields=..., templates=...)``."""
 
     files: list[str] = field(
         default=MISSING,
         metadata=_help(
-            "list of JSONL paths, relative to the current directory",
-            "list đường dẫn file JSONL, tính từ thư mục hiện tại",
-            "source.files=[./data/a.jsonl,./data/b.jsonl]",
+            "list of input paths (JSONL, compressed JSONL or, with kind parquet, Parquet), "
+            "relative to the current directory",
+            "list đường dẫn file đầu vào (JSONL, JSONL nén hoặc, với kind parquet, Parquet), "
+            "tính từ thư mục hiện tại",
+            "source.files=[./data/a.jsonl,./data/b.jsonl.zst]",
         ),
     )
     fields: list[list[str]] = field(
@@ -135,9 +145,19 @@ class SourceConfig:
     max_line_bytes: int | None = field(
         default=None,
         metadata=_help(
-            "longest JSONL line read, in bytes (null: 64 MiB)",
-            "dòng JSONL dài nhất được đọc, tính bằng byte (null: 64 MiB)",
+            "longest JSONL line read, in bytes (null: 64 MiB; kind jsonl only)",
+            "dòng JSONL dài nhất được đọc, tính bằng byte (null: 64 MiB; chỉ với kind jsonl)",
             "source.max_line_bytes=268435456",
+        ),
+    )
+    kind: SourceKind = field(
+        default=SourceKind.jsonl,
+        metadata=_help(
+            "jsonl (plain, gzip, zstandard, xz or bzip2, told apart by their bytes) or parquet "
+            "(extra [parquet]; fields are columns, source_line is the row)",
+            "jsonl (thường, gzip, zstandard, xz hoặc bzip2, phân biệt theo các byte) hoặc "
+            "parquet (phần tuỳ chọn [parquet]; field là cột, source_line là số hàng)",
+            "source.kind=parquet",
         ),
     )
 

@@ -4,8 +4,8 @@ The composed config is turned into plain Python values (lists stay lists, exactl
 and handed to the public fluent API, step by step::
 
     pipeline("unit-build")
-      .source.jsonl(files=source.files, fields=source.fields, templates=source.templates,
-                    max_line_bytes=source.max_line_bytes)
+      .source.<source.kind>(files=source.files, fields=source.fields, templates=source.templates,
+                            max_line_bytes=source.max_line_bytes)   # the last one: jsonl only
       .tokenizer.<tokenizer.type>([{"path": p, <tokenizer options set>} for p in tokenizer.path])
       .units(sizes=units.sizes, build_batch=units.build_batch, count=units.count, ...)
       .output.dir(output.dir, samples_per_shard=output.samples_per_shard)
@@ -55,7 +55,7 @@ TOKENIZER_OPTIONS = ("engine", "encode", "append_eos", "pad_fallback", "unk_fall
 """Tokenizer keys shared by every path: each is added to every ``{"path": ...}`` dict when set."""
 
 BUILD_KEYS = {
-    "source": ("files", "fields", "templates", "max_line_bytes"),
+    "source": ("files", "fields", "templates", "max_line_bytes", "kind"),
     "tokenizer": ("type", "path", *TOKENIZER_OPTIONS),
     "units": ("sizes", "build_batch", "count", "align", "max_size", "cost", "unit_cost"),
     "output": ("dir", "samples_per_shard"),
@@ -130,12 +130,7 @@ def fluent_arguments(
     }
     tokenizer = [{"path": p, **options} for p in paths] if isinstance(paths, list) else paths
     return {
-        "source.jsonl": {
-            "files": v["source", "files"],
-            "fields": v["source", "fields"],
-            "templates": v["source", "templates"],
-            "max_line_bytes": v["source", "max_line_bytes"],
-        },
+        "source": {key: v["source", key] for key in BUILD_KEYS["source"]},
         "tokenizer": {"type": v["tokenizer", "type"], "config": tokenizer},
         "units": {key: v["units", key] for key in BUILD_KEYS["units"]},
         "output.dir": {
@@ -152,13 +147,28 @@ def job_from_config(cfg: DictConfig) -> UnitBuildPipeline:
 
 def job_from_arguments(args: dict[str, Any]) -> UnitBuildPipeline:
     """The fluent job for the output of :func:`fluent_arguments`."""
-    job = pipeline("unit-build").source.jsonl(**args["source.jsonl"])
+    job = _source_step(args["source"])
     kind = args["tokenizer"]["type"]
     if kind is not None:
         # kind is one of the schema's TokenizerType names: "sentencepiece" or "hf_json".
         job = getattr(job.tokenizer, kind)(args["tokenizer"]["config"])
     job = job.units(**args["units"])
     return job.output.dir(**args["output.dir"])
+
+
+def _source_step(source: dict[str, Any]) -> UnitBuildPipeline:
+    """``pipeline("unit-build").source.<kind>(...)``; ``max_line_bytes`` is JSONL's alone."""
+    arguments = {key: value for key, value in source.items() if key != "kind"}
+    step = pipeline("unit-build").source
+    if source["kind"] != "parquet":
+        return step.jsonl(**arguments)
+    if arguments.pop("max_line_bytes") is not None:
+        raise ConfigValueError(
+            key="source.max_line_bytes",
+            detail="source.kind=parquet has no lines: max_line_bytes is the JSONL line limit",
+            expected="source.max_line_bytes=null",
+        )
+    return step.parquet(**arguments)
 
 
 def scan_job(overrides: list[str]) -> tuple[UnitBuildPipeline, int]:

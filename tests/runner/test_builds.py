@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -10,9 +12,10 @@ import pytest
 import sentencepiece as spm
 from tokenizers import Tokenizer
 
-from mintdim import PipelineValidationError, UnitOverflowError, set_language
+from mintdim import ConfigValueError, PipelineValidationError, UnitOverflowError, set_language
 from mintdim.runner.app import run_job
 from mintdim.runner.demo import DEMO_DIR
+from tests.unit_build.helpers import tree_bytes_but_source_names
 
 from .conftest import REPO
 
@@ -108,3 +111,40 @@ def test_missing_values_are_listed_by_the_core(compose_cfg) -> None:
     with pytest.raises(PipelineValidationError) as info:
         run_job(cfg)
     assert info.value.missing == ["source.files", "output.dir"]
+
+
+def test_the_bundled_parquet_source_builds_what_the_alpaca_jsonl_builds(compose_cfg, tmp_path):
+    """conf/source/parquet.yaml: the demo rows as Parquet (three row groups), kind parquet."""
+    pytest.importorskip("pyarrow")
+    outputs = {}
+    for source in ("alpaca", "parquet"):
+        out = tmp_path / source
+        cfg = compose_cfg(f"source={source}", "output=dir", f"output.dir=[{out}]", "workers=2")
+        run_job(cfg)
+        outputs[source] = out
+    (entry,) = json.loads((outputs["parquet"] / "manifest.json").read_text())["source"]["inputs"]
+    assert entry["format"] == "parquet" and entry["path"].endswith(".parquet")
+    assert tree_bytes_but_source_names(outputs["parquet"]) == tree_bytes_but_source_names(
+        outputs["alpaca"]
+    )
+
+
+def test_the_bundled_parquet_file_holds_the_alpaca_rows() -> None:
+    pytest.importorskip("pyarrow")
+    done = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "build_demo_parquet.py"), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_max_line_bytes_is_refused_for_parquet(compose_cfg, tmp_path) -> None:
+    cfg = compose_cfg(
+        "source=parquet", "source.max_line_bytes=1000", "output=dir", f"output.dir=[{tmp_path}]"
+    )
+    with pytest.raises(ConfigValueError) as info:
+        run_job(cfg)
+    assert info.value.key == "source.max_line_bytes"
+    assert not any(tmp_path.iterdir())

@@ -334,6 +334,7 @@ def test_demo_files_are_named_not_searched() -> None:
         "demo_unigram.model",
         "gsm8k_test_first300.jsonl",
         "self_instruct_seed_alpaca.jsonl",
+        "self_instruct_seed_alpaca.parquet",
     ]
     with pytest.raises(DemoFileError) as info:
         demo_path("alpaca.jsonl")
@@ -361,7 +362,7 @@ def test_a_typo_in_your_own_yaml_fails_and_the_hint_lists_valid_keys(compose_cfg
     ) as info:
         compose_cfg(f"hydra.searchpath=[file://{tmp_path}]", "source=mine")
     assert hint_lines(info.value, "en") == [
-        "MintDim: Valid keys in source: files, fields, templates, max_line_bytes"
+        "MintDim: Valid keys in source: files, fields, templates, max_line_bytes, kind"
     ]
 
 

@@ -53,6 +53,7 @@ __all__ = [
     "train_sp",
     "tree_bytes",
     "tree_bytes_but_inputs",
+    "tree_bytes_but_source_names",
     "unit_for",
     "verify_build",
     "write_jsonl",
@@ -134,10 +135,12 @@ def job(
     out: object = "./out",
     samples_per_shard: object = (100,),
     kind: str | None = None,
+    source: str = "jsonl",
 ):
     """A declared unit-build job. ``tokenizer``: a path (wrapped as ``{"path": ...}``), a dict,
-    or a list of either; ``kind`` defaults to the method the first path's extension calls for.
-    Sequence arguments are passed on as lists (tuples are converted, nested once)."""
+    or a list of either; ``kind`` defaults to the method the first path's extension calls for;
+    ``source``: the source step (``jsonl`` or ``parquet``). Sequence arguments are passed on as
+    lists (tuples are converted, nested once)."""
 
     def as_config(entry: object) -> object:
         return {"path": str(entry)} if isinstance(entry, str | os.PathLike) else entry
@@ -153,11 +156,9 @@ def job(
         first = configs[0] if isinstance(configs, list) else configs
         path = str(first.get("path", "")) if isinstance(first, dict) else ""
         kind = "hf_json" if path.endswith(".json") else "sentencepiece"
-    step = (
-        pipeline("unit-build")
-        .source.jsonl(files=list(files), fields=as_list(fields), templates=as_list(templates))
-        .tokenizer
-    )
+    step = getattr(pipeline("unit-build").source, source)(
+        files=list(files), fields=as_list(fields), templates=as_list(templates)
+    ).tokenizer
     declared = step.hf_json(configs) if kind == "hf_json" else step.sentencepiece(configs)
     return declared.units(sizes=as_list(sizes), build_batch=as_list(build_batch)).output.dir(
         out, samples_per_shard=as_list(samples_per_shard)
@@ -289,6 +290,27 @@ def tree_bytes_but_inputs(directory: str | os.PathLike[str]) -> dict[str, bytes]
     content = json.loads(tree["manifest.json"])
     del content["source"]["inputs"], content["manifest_sha256"]
     tree["manifest.json"] = json.dumps(content, ensure_ascii=False).encode()
+    return tree
+
+
+def tree_bytes_but_source_names(directory: str | os.PathLike[str]) -> dict[str, bytes]:
+    """``tree_bytes_but_inputs``, with each input's name (``source.files``) replaced by its
+    position in the indexes and the manifest, and the manifest's listing of the index files
+    (whose sizes and digests follow the names) left out: for builds of the same samples from
+    inputs of other names and formats (``a.jsonl`` against ``a.jsonl.gz`` or ``a.parquet``)."""
+    tree = tree_bytes_but_inputs(directory)
+    content = json.loads(tree["manifest.json"])
+    names = content["source"]["files"]
+    content["source"]["files"] = [f"<input {i}>" for i in range(len(names))]
+    del content["audit_files"]
+    tree["manifest.json"] = json.dumps(content, ensure_ascii=False).encode()
+    for path, data in tree.items():
+        if path.endswith(".jsonl"):
+            for i, name in enumerate(names):
+                data = data.replace(
+                    json.dumps(name, ensure_ascii=False).encode(), f'"<input {i}>"'.encode()
+                )
+            tree[path] = data
     return tree
 
 

@@ -7,18 +7,22 @@ child). Tests that need a mount or a limit skip cleanly where the machine does n
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import lzma
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import tracemalloc
+import zlib
 from contextlib import suppress
 from pathlib import Path
 
 import pytest
 import sentencepiece as spm
+import zstandard
 
 from mintdim import errors, open_build
 from mintdim.build import runtime
@@ -26,7 +30,7 @@ from mintdim.build.formats.layout import UNIT_BUILD_FAILED
 from mintdim.build.source import jsonl
 from mintdim.build.write.dir import OutputDirectory
 from mintdim.check.verify import verify_build
-from tests.unit_build.helpers import job, write_jsonl
+from tests.unit_build.helpers import job, tree_bytes, write_jsonl
 
 SIZES = [8, 16, 32, 64]
 
@@ -348,7 +352,7 @@ def test_a_file_without_newlines_stops_at_the_limit_not_at_memory(cwd, sp_model,
     with open("dump.jsonl", "wb") as handle:
         for _ in range(48):
             handle.write(b"[1, 2, 3, 4] " * ((1 << 20) // 13))  # about 48 MiB, no newline
-    monkeypatch.setattr(jsonl, "_READ_BLOCK", 1 << 20)
+    monkeypatch.setattr(jsonl, "READ_BLOCK", 1 << 20)
     tracemalloc.start()
     try:
         with pytest.raises(errors.LineTooLongError) as caught:
@@ -373,4 +377,241 @@ def test_the_line_limit_must_be_a_positive_int(cwd, sp_model, value):
             files=["data.jsonl"], fields=[["text"]], templates=["{text}"], max_line_bytes=value
         ).run(workers=1)
     assert (caught.value.key, caught.value.problem) == ("source.max_line_bytes", "not_positive")
+    assert not (cwd / "out").exists()
+
+
+# ---------------------------------------------------------------------------
+# Damaged or mislabelled inputs in the other formats (compressed JSONL, Parquet)
+# ---------------------------------------------------------------------------
+
+
+def _packed(name: str, rows: list[object], compress) -> tuple[Path, bytes]:
+    """``rows`` as JSONL compressed by ``compress`` into ``name``; returns it and the plain bytes."""
+    plain = write_jsonl(name + ".plain", rows)
+    data = plain.read_bytes()
+    plain.unlink()
+    Path(name).write_bytes(compress(data))
+    return Path(name), data
+
+
+def _gzip_members(data: bytes) -> bytes:
+    half = len(data) // 2
+    return gzip.compress(data[:half]) + gzip.compress(data[half:])
+
+
+def _zstd_frames(data: bytes) -> bytes:
+    compressor = zstandard.ZstdCompressor()
+    half = len(data) // 2
+    return compressor.compress(data[:half]) + compressor.compress(data[half:])
+
+
+@pytest.mark.parametrize(
+    ("suffix", "compress", "code"),
+    [("gz", _gzip_members, "gzip"), ("zst", _zstd_frames, "zstd")],
+)
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_truncated_stream_names_the_last_whole_line(
+    cwd, sp_model, suffix, compress, code, workers
+):
+    path, data = _packed(f"data.jsonl.{suffix}", _rows(400, words=30), compress)
+    whole = path.read_bytes()
+    path.write_bytes(whole[: len(whole) * 3 // 4])  # the second member or frame cut short
+    # What the damaged file still gives, by the library itself: the lines before the cut.
+    readable = _readable_prefix(path, suffix)
+    assert 0 < len(readable) < len(data)
+    with pytest.raises(errors.CompressedStreamError) as caught:
+        job([str(path)], sp_model, sizes=[SIZES], build_batch=[16]).run(
+            workers=workers, piece_bytes=3000
+        )
+    err = caught.value
+    assert (err.file, err.compression, err.problem) == (str(path), code, "truncated")
+    assert err.last_line == readable.count(b"\n")
+    assert f"{err.last_line}" in err.message("en") and f"{err.last_line}" in err.message("vi")
+    _assert_failed_build(cwd / "out", "CompressedStreamError")
+    # Every whole line before the cut was built: the records written are exactly theirs.
+    rows = [line for line in readable.split(b"\n")[: err.last_line] if line.strip()]
+    assert sum(1 for _ in (cwd / "out").glob("unit_*/shard_*.bin")) > 0
+    assert _staged_samples(cwd / "out") == len(rows)
+
+
+def _readable_prefix(path: Path, suffix: str) -> bytes:
+    """The whole lines the library decompresses from a damaged file given all at once: gzip
+    member by member (zlib), zstandard frame by frame (python-zstandard's reader, which ends
+    quietly at the cut)."""
+    damaged = path.read_bytes()
+    if suffix == "gz":
+        first = zlib.decompressobj(31)
+        data = first.decompress(damaged)
+        data += zlib.decompressobj(31).decompress(first.unused_data)
+    else:
+        reader = zstandard.ZstdDecompressor().stream_reader(damaged, read_across_frames=True)
+        data = reader.read()
+    return data[: data.rfind(b"\n") + 1]
+
+
+def _staged_samples(out: Path) -> int:
+    """Samples in the fragments a failed build staged (its batches, read back)."""
+    import pickle
+
+    from mintdim.build.batch import EncodedBatch
+
+    count = 0
+    for fragment in sorted((out / "staging").glob("*.fragment")):
+        with open(fragment, "rb") as handle:
+            while True:
+                try:
+                    item = pickle.load(handle)
+                except Exception:  # noqa: BLE001 - the marker after the batches ends them
+                    break
+                if isinstance(item, EncodedBatch):
+                    count += item.sample_count
+    return count
+
+
+@pytest.mark.parametrize(
+    ("suffix", "compress", "code"),
+    [("gz", _gzip_members, "gzip"), ("zst", _zstd_frames, "zstd")],
+)
+def test_corrupt_bytes_and_trailing_garbage_are_named(cwd, sp_model, suffix, compress, code):
+    path, data = _packed(f"data.jsonl.{suffix}", _rows(300, words=30), compress)
+    whole = path.read_bytes()
+    middle = len(whole) // 2 + 40
+    corrupt = (
+        whole[:middle] + bytes(b ^ 0x5A for b in whole[middle : middle + 64]) + whole[middle + 64 :]
+    )
+    for name, damaged in [("corrupt", corrupt), ("trailing", whole + b"not a member")]:
+        path.write_bytes(damaged)
+        with pytest.raises(errors.CompressedStreamError) as caught:
+            job([str(path)], sp_model, sizes=[SIZES], out=name).run(workers=2)
+        err = caught.value
+        assert (err.compression, err.problem) == (code, "corrupt"), name
+        assert err.detail
+        # Trailing bytes: every line was read, only the bytes after the stream are bad.
+        lines = data.count(b"\n")
+        assert err.last_line == lines if name == "trailing" else err.last_line < lines
+        _assert_failed_build(cwd / name, "CompressedStreamError")
+
+
+def test_a_bad_line_before_a_damaged_stream_is_the_error_named(cwd, sp_model):
+    rows = _rows(300, words=30)
+    rows[20] = "not json"
+    path, _ = _packed("data.jsonl.gz", rows, _gzip_members)
+    path.write_bytes(path.read_bytes()[:-100])
+    for workers in (1, 2):
+        with pytest.raises(errors.SourceParseError) as caught:
+            job([str(path)], sp_model, sizes=[SIZES], out=f"out{workers}").run(
+                workers=workers, piece_bytes=500
+            )
+        assert caught.value.line == 21
+
+
+def test_a_truncated_stream_fixed_then_resumed_builds_the_whole_file(cwd, sp_model):
+    rows = _rows(500, words=30)
+    path, _ = _packed("data.jsonl.zst", rows, _zstd_frames)
+    whole = path.read_bytes()
+    path.write_bytes(whole[: len(whole) - 50])
+    declared = job([str(path)], sp_model, sizes=[SIZES], build_batch=[8])
+    with pytest.raises(errors.CompressedStreamError):
+        declared.run(workers=2, piece_bytes=2000)
+    path.write_bytes(whole)  # downloaded again
+    declared.run(workers=1, resume=True)
+    job([str(path)], sp_model, sizes=[SIZES], build_batch=[8], out="fresh").run(
+        workers=1, piece_bytes=2000
+    )
+    assert tree_bytes("out") == tree_bytes("fresh")
+    assert verify_build("out", deep=True).ok
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "claimed", "found", "by"),
+    [
+        ("data.jsonl.gz", b'{"text": "the model"}\n', "gzip", "plain", "extension"),
+        ("data.jsonl.zst", gzip.compress(b'{"text": "a"}\n'), "zstd", "gzip", "extension"),
+        ("data.jsonl.bz2", lzma.compress(b'{"text": "a"}\n'), "bz2", "xz", "extension"),
+        ("data.parquet", b'{"text": "the model"}\n', "parquet", "plain", "extension"),
+        ("rows.jsonl", b"PAR1" + bytes(20) + b"PAR1", "plain", "parquet", "step"),
+    ],
+)
+def test_a_file_not_in_the_format_it_claims_is_refused_before_any_work(
+    cwd, sp_model, name, content, claimed, found, by
+):
+    Path(name).write_bytes(content)
+    with pytest.raises(errors.SourceFormatError) as caught:
+        job([name], sp_model).run(workers=1)
+    assert caught.value.facts() == {"file": name, "claimed": claimed, "found": found, "by": by}
+    assert caught.value.message("vi").splitlines()[0] == "SourceFormatError:"
+    assert name in caught.value.message("vi")
+    assert not (cwd / "out").exists()
+
+
+def test_parquet_declared_for_a_file_that_is_not_parquet(cwd, sp_model):
+    Path("data.jsonl").write_bytes(gzip.compress(b'{"text": "a"}\n'))
+    with pytest.raises(errors.SourceFormatError) as caught:
+        job(["data.jsonl"], sp_model, source="parquet").run(workers=1)
+    assert (caught.value.claimed, caught.value.found, caught.value.by) == (
+        "parquet",
+        "gzip",
+        "step",
+    )
+    assert not (cwd / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("columns", "field", "problem", "found_type"),
+    [
+        ({"text": ["a", "b"]}, "answer", "missing", ""),
+        (
+            {"text": ["a", "b"], "answer": [["x"], ["y"]]},
+            "answer",
+            "nested",
+            "list<element: string>",
+        ),
+        (
+            {"text": ["a", "b"], "answer": [{"k": "x"}, {"k": "y"}]},
+            "answer",
+            "nested",
+            "struct<k: string>",
+        ),
+    ],
+    ids=["missing", "list", "struct"],
+)
+def test_a_parquet_file_without_the_declared_field_is_refused_before_any_work(
+    cwd, sp_model, columns, field, problem, found_type
+):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    pq.write_table(pa.table(columns), "data.parquet")
+    declared = job(
+        ["data.parquet"], sp_model, fields=[["text", field]], templates=[f"{{text}} {{{field}}}"],
+        source="parquet",
+    )  # fmt: skip
+    with pytest.raises(errors.ParquetSchemaError) as caught:
+        declared.run(workers=1)
+    err = caught.value
+    assert (err.file, err.field, err.problem, err.found_type) == (
+        "data.parquet",
+        field,
+        problem,
+        found_type,
+    )
+    assert err.columns == list(columns)
+    for lang in ("en", "vi"):
+        assert all(f"- {name}" in err.message(lang) for name in columns)
+    assert not (cwd / "out").exists()
+
+
+@pytest.mark.parametrize("cut", ["footer", "magic"])
+def test_an_unreadable_parquet_footer_is_named_before_any_work(cwd, sp_model, cut):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    pq.write_table(pa.table({"text": ["the model"] * 100}), "data.parquet")
+    data = Path("data.parquet").read_bytes()
+    # Cut short (a download that stopped), or the footer's bytes damaged.
+    damaged = data[: len(data) // 2] if cut == "footer" else data[:-12] + bytes(8) + data[-4:]
+    Path("data.parquet").write_bytes(damaged)
+    with pytest.raises(errors.ParquetReadError) as caught:
+        job(["data.parquet"], sp_model, source="parquet").run(workers=1)
+    assert (caught.value.file, caught.value.part) == ("data.parquet", "footer")
+    assert caught.value.detail
+    assert "data.parquet" in caught.value.message("vi")
     assert not (cwd / "out").exists()

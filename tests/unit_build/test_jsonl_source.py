@@ -231,7 +231,7 @@ def test_lines_cut_across_read_blocks_are_joined(tmp_path, monkeypatch, sp_model
         monkeypatch.chdir(tmp_path / name)
         write_jsonl("data/a.jsonl", rows, bom=True, newline=b"\r\n")
         if name == "small":
-            monkeypatch.setattr(jsonl, "_READ_BLOCK", block_size)
+            monkeypatch.setattr(jsonl, "READ_BLOCK", block_size)
         build(sp_model, build_batch=(3,))
     assert tree_bytes_but_inputs(tmp_path / "small" / "out") == tree_bytes_but_inputs(
         tmp_path / "ref" / "out"

@@ -52,7 +52,7 @@ def _cut(path: Path, piece_bytes: int):
     pieces = []
     while True:
         try:
-            pieces.append(next(generator))
+            pieces.append(next(generator).piece)
         except StopIteration as done:
             return pieces, done.value
 

@@ -19,10 +19,18 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+import zstandard
 
 from mintdim import errors
 from mintdim.build import runtime
-from tests.unit_build.helpers import StallOnPiece, job, sections, tree_bytes, write_jsonl
+from tests.unit_build.helpers import (
+    StallOnPiece,
+    job,
+    sections,
+    tree_bytes,
+    tree_bytes_but_source_names,
+    write_jsonl,
+)
 from tests.waiting import wait_for
 
 # Single-node mode: Ray then binds its services to 127.0.0.1 only (read when ray is imported;
@@ -75,6 +83,43 @@ def test_byte_identical_to_the_local_build_for_piece_sizes_and_actor_counts(cwd,
         out = f"ray_{actors}_{piece_bytes}"
         _job(sp_model, out).run(executor="ray", workers=actors, piece_bytes=piece_bytes)
         assert tree_bytes(out) == reference, (actors, piece_bytes)
+
+
+def test_compressed_and_parquet_inputs_build_on_ray_what_plain_jsonl_builds(cwd, sp_model):
+    """A .jsonl.zst piece carries its lines to the actor; a Parquet piece is row groups the actor
+    reads itself: both give the plain file's output (the input's name aside), and a damaged
+    stream fails on Ray with the local build's error."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    rows = _rows(1500)
+    write_jsonl("data/a.jsonl", rows)
+    data = Path("data/a.jsonl").read_bytes()
+    compressor = zstandard.ZstdCompressor()
+    frames = [compressor.compress(data[i : i + 9000]) for i in range(0, len(data), 9000)]
+    Path("data/a.jsonl.zst").write_bytes(b"".join(frames))
+    pq.write_table(
+        pa.table({"text": [r["text"] for r in rows]}), "data/a.parquet", row_group_size=100
+    )
+    _job(sp_model, "local").run(workers=1)
+    reference = tree_bytes_but_source_names("local")
+    for name, source in [("data/a.jsonl.zst", "jsonl"), ("data/a.parquet", "parquet")]:
+        out = f"ray_{source}"
+        declared = job([name], sp_model, sizes=[SIZES], samples_per_shard=[11], build_batch=[16],
+                       out=out, source=source)  # fmt: skip
+        declared.run(executor="ray", workers=2, piece_bytes=3000)
+        assert tree_bytes_but_source_names(out) == reference, name
+
+    Path("data/a.jsonl.zst").write_bytes(b"".join(frames)[:-20])  # the last frame cut short
+    failures = []
+    for out, options in [
+        ("cut_local", {"workers": 1}),
+        ("cut_ray", {"executor": "ray", "workers": 2}),
+    ]:
+        declared = job(["data/a.jsonl.zst"], sp_model, sizes=[SIZES], out=out)
+        with pytest.raises(errors.CompressedStreamError) as caught:
+            declared.run(piece_bytes=3000, **options)
+        failures.append(caught.value.facts())
+    assert failures[0] == failures[1] and failures[0]["problem"] == "truncated"
 
 
 def _fails_like_the_local_build(sp_model, error: type, piece_bytes: int):

@@ -3,8 +3,10 @@
 Written last, atomically and durably (shared/durable.py): a directory without it is not a
 finished build. It holds no wall-clock time and no machine-specific value, so two builds of the
 same input files and configuration are byte-identical whatever ``build_batch`` or worker count.
-Each input's fingerprint (size, mtime, SHA-256 as read) belongs to the file itself: a copy of an
-input has another mtime, so its build differs in that field (and the seal over it) alone.
+Each input's fingerprint (size, mtime, SHA-256 as read) belongs to the file itself, as stored
+(a compressed file's compressed bytes): a copy of an input has another mtime, so its build
+differs in that field (and the seal over it) alone. An input that is not plain JSONL also names
+its ``format`` (``source.FORMATS``), which ``verify --deep`` reads it with.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from mintdim._version import __version__
 from mintdim.build.contracts import FilePlan, OutputPlan
 from mintdim.build.formats.shards import ShardRecord
 from mintdim.build.segments import sequence_template
-from mintdim.build.source.jsonl import InputFingerprint
+from mintdim.build.source import InputFingerprint
 from mintdim.shared.durable import json_bytes
 from mintdim.shared.types import ENCODE_MODES, EncodeMode
 
@@ -173,10 +175,7 @@ def _content(
             "fields": [list(f.fields) for f in files],
             "templates": [f.template.source for f in files],
             "sequence_templates": [sequence_template(f, spec.append_eos) for f in files],
-            "inputs": [
-                {"path": f.path, "bytes": p.bytes, "mtime_ns": p.mtime_ns, "sha256": p.sha256}
-                for f, p in inputs
-            ],
+            "inputs": [_input(f, p) for f, p in inputs],
             # The line limit the build read with (one for all files): a deep verify reads again
             # with it, so a line the build refused is refused again, not read past.
             "max_line_bytes": max((f.max_line_bytes for f in files), default=0),
@@ -198,6 +197,18 @@ def _content(
         "shards": _listing(shards),
         "unit_indexes": _listing(unit_indexes),
     }
+
+
+def _input(file: FilePlan, fingerprint: InputFingerprint) -> dict:
+    """An input as stored (its fingerprint) and, unless it is plain JSONL, its format: the
+    manifest of a plain JSONL build is the one it always was."""
+    entry = {
+        "path": file.path,
+        "bytes": fingerprint.bytes,
+        "mtime_ns": fingerprint.mtime_ns,
+        "sha256": fingerprint.sha256,
+    }
+    return entry if file.format == "jsonl" else {**entry, "format": file.format}
 
 
 def _engine(output: OutputPlan, parity_rows: int) -> dict:

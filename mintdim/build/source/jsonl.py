@@ -1,22 +1,41 @@
-"""JSONL reading: raw line batches in the main process, parsing and rendering in whichever process encodes.
+"""JSONL: the line format, read in raw batches and cut into pieces at line ends.
 
 Line rules: lines end at ``\\n`` only (U+2028, U+2029, U+0085 and a lone ``\\r`` inside a line are
 content, which is why this module splits bytes and never calls ``str.splitlines``); a trailing
 ``\\r`` is dropped so CRLF files work; a UTF-8 BOM at the start of a file is ignored; lines holding
 only ASCII whitespace are skipped but still counted, so line numbers stay 1-based physical lines.
+
+Pieces (``JsonlSource.pieces``): byte ranges of the file, each cut just after a newline. Piece
+boundaries are the ends of the first line ending at or past each multiple of ``piece_bytes`` in
+the file (a line longer than that spans several multiples and makes one piece). So the cuts
+depend on the file's bytes and ``piece_bytes`` only: never on the worker count, the executor or
+the cluster, and an edit inside one piece moves no other cut. The driver's one pass hashes the
+file (its fingerprint for the manifest), numbers the lines and hashes each piece; a worker reads
+its piece from the file and checks the bytes against the piece's digest.
+
+Raw batches are read in the main process (or a worker, for its piece); parsing and rendering
+happen in whichever process encodes. ``cut_lines`` and ``line_batches`` work on any ``Stream``
+of bytes: ``compressed.py`` gives them the decompressed stream of a compressed file.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 
 import numpy as np
 import orjson
 
 from mintdim.build.contracts import FilePlan
+from mintdim.build.source.base import (
+    FileSource,
+    InputFingerprint,
+    ParsedLines,
+    Piece,
+    PieceWork,
+)
 from mintdim.errors import (
     FieldValueTypeError,
     InputChangedError,
@@ -27,16 +46,19 @@ from mintdim.errors import (
 )
 
 __all__ = [
-    "InputFingerprint",
-    "ParsedLines",
+    "BOM",
+    "READ_BLOCK",
+    "JsonlSource",
     "RawBatch",
-    "check_unchanged",
+    "Stream",
+    "cut_lines",
+    "line_batches",
     "parse_lines",
-    "read_raw_batches",
 ]
 
-_BOM = b"\xef\xbb\xbf"
-_READ_BLOCK = 8 << 20
+BOM = b"\xef\xbb\xbf"
+READ_BLOCK = 8 << 20
+"""Bytes read (or decompressed) at once."""
 _NEWLINE = ord("\n")
 
 _JSON_TYPE_NAMES = {
@@ -61,63 +83,172 @@ class RawBatch:
     file_index: int
     first_line: int
     data: bytes
+    ratio: float = 1.0
+    """Stored bytes per byte of ``data``: 1 for a plain file, the compression ratio so far for a
+    compressed one (the progress bar counts the file as stored)."""
 
     def lines(self) -> list[bytes]:
         """The batch's lines, without their ``\\n``."""
         return self.data.split(b"\n")
 
+    @property
+    def last_line(self) -> int:
+        """The 1-based number of the batch's last line."""
+        return self.first_line + self.data.count(b"\n")
 
-@dataclass(slots=True)
-class ParsedLines:
-    """The rendered texts of a batch up to its first bad line, and that line's error if any."""
-
-    texts: list[str]
-    values: list[tuple[str, ...]]
-    """Per sample, its field values in declared field order (segments, ``empty_fields``)."""
-    line_numbers: list[int]
-    blank_lines: int
-    error: MintDimError | None
+    @property
+    def input_bytes(self) -> int:
+        """Bytes of the stored file the batch consumed: its lines and their newlines."""
+        return round((len(self.data) + 1) * self.ratio)
 
 
-@dataclass(frozen=True, slots=True)
-class InputFingerprint:
-    """An input file as the build read it: recorded in the manifest, checked at the end."""
+class Stream:
+    """Bytes in blocks, for ``cut_lines`` and ``line_batches``: iterate it for the blocks."""
 
-    bytes: int
-    """Bytes read, BOM included."""
-    mtime_ns: int
-    """Modification time when the file was opened."""
-    sha256: str
-    """SHA-256 of the bytes read, taken while reading (no second pass)."""
+    damage: Callable[[int], MintDimError] | None = None
+    """Set when the blocks ended early at a damaged stream: the error, given the last whole line
+    read. Only the lines before the damage are records: the partial one after them is not."""
+    ratio: float = 1.0
+    """Stored bytes per stream byte so far (``RawBatch.ratio``)."""
+
+    def __iter__(self) -> Iterator[bytes]:
+        raise NotImplementedError
 
 
-def read_raw_batches(
-    plan: FilePlan, start: int = 0, end: int | None = None, first_line: int = 1
-) -> Generator[RawBatch, None, InputFingerprint]:
-    """Stream a file (or its bytes ``start`` to ``end``, cut at line ends, whose first line is
-    line ``first_line``) as batches of raw lines; memory holds one read block and one batch.
+class JsonlSource(FileSource):
+    """A plain JSONL file: pieces are byte ranges at line ends, read by the workers themselves."""
 
-    The generator's return value (``fingerprint = yield from read_raw_batches(plan)``) is the
-    fingerprint of the bytes read.
+    def pieces(self, piece_bytes: int) -> Generator[PieceWork, None, InputFingerprint]:
+        """Stream the file's pieces in order; returns the file's fingerprint, as reading it gives.
+
+        Memory holds one piece and one read block.
+        """
+        blocks = _Blocks(self.plan.abs_path, drop_bom=False)  # offsets count every byte
+        yield from cut_lines(self.plan, blocks, piece_bytes, carry=False)
+        return blocks.fingerprint
+
+    def piece_batches(self, work: PieceWork) -> Iterator[RawBatch]:
+        """The piece's raw batches, read from the file; the bytes must be the ones cut."""
+        piece = work.piece
+        blocks = _Blocks(self.plan.abs_path, piece.start, piece.end)
+        yield from line_batches(self.plan, blocks, piece.first_line)
+        _check_same_bytes(self.plan, piece, blocks.fingerprint)
+
+    def batches(self) -> Generator[RawBatch, None, InputFingerprint]:
+        """Stream the whole file as batches of raw lines; memory holds one read block and one
+        batch. Returns the fingerprint of the bytes read."""
+        blocks = _Blocks(self.plan.abs_path)
+        yield from line_batches(self.plan, blocks, 1)
+        return blocks.fingerprint
+
+    def check(self) -> None:
+        """Nothing to check before reading a plain file."""
+
+    def parse(self, batch: RawBatch) -> ParsedLines:
+        """``parse_lines``."""
+        return parse_lines(batch, self.plan)
+
+
+def cut_lines(plan: FilePlan, stream: Stream, piece_bytes: int, carry: bool) -> Iterator[PieceWork]:
+    """The pieces of ``stream``, cut at line ends (module docstring); ``carry``: each piece
+    holds its bytes, for a stream no worker can read itself.
+
+    A damaged stream ends with a piece of the whole lines before the damage (if any), then an
+    empty piece carrying the error: a piece no intact stream has, so no resume reuses it.
     """
+    number = 0
+    line = 1
+    start = 0  # stream offset of buffer[0], the next piece's start
+    buffer = bytearray()
+    for block in stream:
+        buffer += block
+        while (cut := _next_cut(buffer, start, piece_bytes, plan.max_line_bytes)) is not None:
+            work = _work(plan, number, start, cut, line, buffer, carry, stream.ratio)
+            line += buffer.count(b"\n", 0, cut - start)
+            del buffer[: cut - start]
+            start, number = cut, number + 1
+            yield work
+    if stream.damage is not None:
+        whole = buffer.rfind(b"\n") + 1
+        if whole:
+            yield _work(plan, number, start, start + whole, line, buffer, carry, stream.ratio)
+            line += buffer.count(b"\n", 0, whole)
+            start, number = start + whole, number + 1
+        empty = Piece(plan.index, number, start, start, line, hashlib.sha256().hexdigest())
+        yield PieceWork(empty, b"", stream.damage(line - 1))
+    elif buffer:  # the last piece, its last line perhaps without a newline
+        yield _work(plan, number, start, start + len(buffer), line, buffer, carry, stream.ratio)
+
+
+def _work(
+    plan: FilePlan,
+    number: int,
+    start: int,
+    end: int,
+    line: int,
+    buffer: bytearray,
+    carry: bool,
+    ratio: float,
+) -> PieceWork:
+    with memoryview(buffer) as view:
+        data = view[: end - start]
+        piece = Piece(plan.index, number, start, end, line, hashlib.sha256(data).hexdigest())
+        return PieceWork(piece, bytes(data), ratio=ratio) if carry else PieceWork(piece)
+
+
+def _next_cut(buffer: bytearray, start: int, piece_bytes: int, max_line: int) -> int | None:
+    """The stream offset where the piece starting at ``start`` ends, if ``buffer`` reaches it.
+
+    A line longer than ``max_line`` ends its piece where the buffer ends, so memory stays
+    bounded: reading that piece raises ``LineTooLongError`` for it, in input order.
+    """
+    target = (start // piece_bytes + 1) * piece_bytes  # the next multiple past this piece's start
+    newline = buffer.find(b"\n", max(0, target - 1 - start))
+    if newline >= 0:
+        return start + newline + 1
+    if len(buffer) - (buffer.rfind(b"\n") + 1) > max_line:
+        return start + len(buffer)
+    return None
+
+
+def _check_same_bytes(plan: FilePlan, piece: Piece, read: InputFingerprint) -> None:
+    """The bytes encoded must be the bytes the driver cut (another node, or a later moment)."""
+    if read.sha256 != piece.sha256:
+        raise InputChangedError(
+            file=plan.path,
+            change="content",
+            was=piece.sha256,
+            now=read.sha256,
+            byte_range=f"{piece.start}-{piece.end}",
+        )
+
+
+def line_batches(plan: FilePlan, stream: Stream, first_line: int) -> Iterator[RawBatch]:
+    """The lines of ``stream`` (whose first line is line ``first_line``) as batches of
+    ``plan.build_batch`` raw lines; memory holds one block and one batch. A damaged stream's
+    error is raised after the batches of its whole lines."""
     size = plan.build_batch
     next_line = first_line
     data = b""
-    blocks = _Blocks(plan.abs_path, start, end)
-    for block in blocks:
+    for block in stream:
         data += block
         newlines = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == _NEWLINE)
         _check_line_lengths(plan, data, newlines, next_line)
         start = 0
         for taken in range(size, newlines.size + 1, size):
             end = int(newlines[taken - 1])
-            yield RawBatch(plan.index, next_line, data[start:end])
+            yield RawBatch(plan.index, next_line, data[start:end], stream.ratio)
             next_line += size
             start = end + 1
         data = data[start:]
+    if stream.damage is not None:
+        whole = data[: data.rfind(b"\n") + 1]
+        if whole:
+            yield RawBatch(plan.index, next_line, whole[:-1], stream.ratio)
+        raise stream.damage(next_line + whole.count(b"\n") - 1)
     if data:  # fewer than build_batch lines, the last one perhaps without a newline
-        yield RawBatch(plan.index, next_line, data[:-1] if data.endswith(b"\n") else data)
-    return blocks.fingerprint
+        data = data[:-1] if data.endswith(b"\n") else data
+        yield RawBatch(plan.index, next_line, data, stream.ratio)
 
 
 def _check_line_lengths(plan: FilePlan, data: bytes, newlines: np.ndarray, first_line: int) -> None:
@@ -131,14 +262,18 @@ def _check_line_lengths(plan: FilePlan, data: bytes, newlines: np.ndarray, first
         )
 
 
-class _Blocks:
-    """Bytes ``start`` to ``end`` (None: the end of the file) in blocks of ``_READ_BLOCK`` bytes,
-    hashed as read; a UTF-8 BOM at the start of the file is dropped (it is no line's content)."""
+class _Blocks(Stream):
+    """Bytes ``start`` to ``end`` (None: the end of the file) in blocks of ``READ_BLOCK`` bytes,
+    hashed as read; unless ``drop_bom`` is False, a UTF-8 BOM at the start of the file is
+    dropped (it is no line's content)."""
 
-    def __init__(self, path: str, start: int = 0, end: int | None = None) -> None:
+    def __init__(
+        self, path: str, start: int = 0, end: int | None = None, drop_bom: bool = True
+    ) -> None:
         self.path = path
         self.start = start
         self.end = end
+        self.drop_bom = drop_bom
         self.fingerprint = InputFingerprint(0, 0, "")
 
     def __iter__(self) -> Iterator[bytes]:
@@ -148,43 +283,19 @@ class _Blocks:
             mtime_ns = os.fstat(handle.fileno()).st_mtime_ns
             handle.seek(self.start)
             left = -1 if self.end is None else self.end - self.start  # -1: to the end
-            head = self.start == 0  # the file's first bytes are read alone, to drop a BOM
+            head = self.drop_bom and self.start == 0  # the first bytes alone, to drop a BOM
             while left and (block := handle.read(_block_size(left, head))):
                 digest.update(block)
                 count += len(block)
                 left -= len(block) if left > 0 else 0
-                yield b"" if head and block == _BOM else block
+                yield b"" if head and block == BOM else block
                 head = False
         self.fingerprint = InputFingerprint(count, mtime_ns, digest.hexdigest())
 
 
 def _block_size(left: int, head: bool) -> int:
-    size = len(_BOM) if head else _READ_BLOCK
+    size = len(BOM) if head else READ_BLOCK
     return size if left < 0 else min(left, size)
-
-
-def check_unchanged(plan: FilePlan, fingerprint: InputFingerprint) -> None:
-    """Raise ``InputChangedError`` when a file's size or mtime differ from when it was read."""
-    try:
-        status = os.stat(plan.abs_path)
-    except OSError as err:
-        raise InputChangedError(
-            file=plan.path, change="gone", was=str(fingerprint.bytes), now=str(err)
-        ) from err
-    if status.st_size != fingerprint.bytes:
-        raise InputChangedError(
-            file=plan.path,
-            change="size",
-            was=str(fingerprint.bytes),
-            now=str(status.st_size),
-        )
-    if status.st_mtime_ns != fingerprint.mtime_ns:
-        raise InputChangedError(
-            file=plan.path,
-            change="mtime",
-            was=str(fingerprint.mtime_ns),
-            now=str(status.st_mtime_ns),
-        )
 
 
 def parse_lines(batch: RawBatch, plan: FilePlan) -> ParsedLines:

@@ -1,13 +1,16 @@
-"""Source checks: the shape of files/fields/templates, template grammar and field sets, file presence."""
+"""Source checks: the shape of files/fields/templates, template grammar and field sets, file
+presence, and the format each file is stored in."""
 
 from __future__ import annotations
 
 from mintdim.build.contracts import Template
 from mintdim.build.rules import is_positive_int, per_file
+from mintdim.build.source import compressed, parquet
 from mintdim.build.source.template import parse_template
 from mintdim.errors import (
     FieldMappingError,
     MintDimFileNotFoundError,
+    SourceFormatError,
     SourceValidationError,
     TemplateFieldMismatchError,
     TemplateMappingError,
@@ -17,6 +20,7 @@ from mintdim.paths import resolve
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
     "check_files_exist",
+    "file_formats",
     "max_line_bytes",
     "source_files",
     "source_schemas",
@@ -118,3 +122,63 @@ def _string_list(value: object, key: str) -> list[str]:
                 key=f"{key}[{i}]", problem="not_string", got=type(item).__name__
             )
     return items
+
+
+_CODES = {
+    "jsonl": "plain",
+    **{name: codec.code for name, codec in compressed.CODECS.items()},
+    "parquet": "parquet",
+}
+"""Each format by the code ``SourceFormatError`` names it with."""
+_MAGIC_BYTES = 8
+
+
+def file_formats(kind: str | None, files: list[str], absolute: list[str]) -> list[str]:
+    """The format of each input (``FilePlan.format``), found from its first bytes.
+
+    ``kind``: the source step (``jsonl``, the default, or ``parquet``). A name whose extension
+    claims a compression or Parquet, or a step whose kind the bytes are not in, is
+    ``SourceFormatError``; a name that claims nothing is read as whatever its bytes are.
+    """
+    return [
+        _file_format(kind or "jsonl", path, full)
+        for path, full in zip(files, absolute, strict=True)
+    ]
+
+
+def _file_format(kind: str, path: str, absolute: str) -> str:
+    with open(absolute, "rb") as handle:
+        head = handle.read(_MAGIC_BYTES)
+    found = _found(head)
+    if kind == "parquet" and found != "parquet":
+        raise SourceFormatError(file=path, claimed="parquet", found=_CODES[found], by="step")
+    if kind == "jsonl" and found == "parquet":
+        raise SourceFormatError(file=path, claimed="plain", found="parquet", by="step")
+    claimed = _claimed(path)
+    if claimed is not None and claimed != found:
+        raise SourceFormatError(
+            file=path, claimed=_CODES[claimed], found=_CODES[found], by="extension"
+        )
+    return found
+
+
+def _found(head: bytes) -> str:
+    """The format the first bytes of a file show: a compression's or Parquet's magic, else
+    plain JSONL."""
+    if head.startswith(parquet.MAGIC):
+        return "parquet"
+    for name, codec in compressed.CODECS.items():
+        if head.startswith(codec.magic):
+            return name
+    return "jsonl"
+
+
+def _claimed(path: str) -> str | None:
+    """The format a file's name claims by its extension, if any."""
+    name = path.lower()
+    if name.endswith(parquet.EXTENSIONS):
+        return "parquet"
+    for format_name, codec in compressed.CODECS.items():
+        if name.endswith(codec.extensions):
+            return format_name
+    return None

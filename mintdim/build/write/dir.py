@@ -53,7 +53,7 @@ from mintdim.build.formats.sample_index import SampleIndexWriter
 from mintdim.build.formats.shards import UnitShardWriter, unit_dir_name
 from mintdim.build.formats.unit_index import UnitIndexWriter
 from mintdim.build.formats.unk_index import UnkIndexWriter
-from mintdim.build.source.jsonl import InputFingerprint
+from mintdim.build.source import InputFingerprint
 from mintdim.build.units.planner import padded_rows
 from mintdim.build.write.staging import Staging
 from mintdim.errors import BuildWriteError, MintDimError, OutputValidationError

@@ -49,30 +49,16 @@ import orjson
 from mintdim._version import __version__
 from mintdim.build.batch import EncodedBatch
 from mintdim.build.formats.layout import STAGING
+from mintdim.build.source import Piece
 from mintdim.errors import FragmentDamagedError, MintDimError, ResumeMismatchError
 from mintdim.shared.durable import file_sha256, json_bytes
 
-__all__ = ["JOB", "Fragment", "Piece", "Staging", "job_record"]
+__all__ = ["JOB", "Fragment", "Staging", "job_record"]
 
 JOB = "job.json"
 MARKER_END = b"MINTDIM\x00"
 """The last 8 bytes of every fragment, after its marker's length."""
 _MARKER_TAIL = struct.Struct("<Q8s")
-
-
-@dataclass(frozen=True, slots=True)
-class Piece:
-    """Bytes ``start`` to ``end`` of input file ``file_index``, cut at line ends (``pieces.py``)."""
-
-    file_index: int
-    number: int
-    """The piece's position in its file, from 0."""
-    start: int
-    end: int
-    first_line: int
-    """The 1-based line number of the piece's first line."""
-    sha256: str
-    """SHA-256 of the piece's bytes, as the driver read them."""
 
 
 @dataclass(frozen=True, slots=True)
