@@ -21,7 +21,7 @@ import orjson
 
 from mintdim.build.formats import manifest, sample_index
 from mintdim.build.source.template import parse_template
-from mintdim.errors import ChangedSinceBuildError, UnknownKeyFieldError
+from mintdim.errors import ChangedSinceBuildError, SplitSourceFormatError, UnknownKeyFieldError
 from mintdim.paths import resolve
 from mintdim.read.reader import open_build
 from mintdim.shared import durable
@@ -81,6 +81,10 @@ def read_build(directory: str | os.PathLike[str]) -> BuildSamples:
     if not manifest.seal_holds(content):
         raise ChangedSinceBuildError(build=shown, file=manifest.FILENAME, change="seal")
     sources = tuple(content["source"]["files"])
+    for file, entry in zip(sources, content["source"]["inputs"], strict=True):
+        # The manifest names the format of every input that is not plain JSONL.
+        if entry.get("format", "jsonl") != "jsonl":
+            raise SplitSourceFormatError(build=shown, file=file, format=entry["format"])
     shards = [entry["path"] for entry in content["shards"]]
     columns = _read_index(build.path, shown, content, sources, shards)
     # The digest held, so these are the build's own lines: only a manifest edited to match

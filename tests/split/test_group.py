@@ -3,6 +3,7 @@ near-duplicate pair found, complete frozen files, and named errors with nothing 
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import shutil
@@ -19,17 +20,21 @@ from mintdim import (
     NotABuildError,
     OutputNotFreshError,
     SplitOptionError,
+    SplitSourceFormatError,
     UnknownKeyFieldError,
+    pipeline,
 )
 
 from .conftest import (
     ALIAS_RULES,
+    MODEL,
     TITLES,
     demo_texts,
     expected_groups,
     make_build,
     near_pairs,
     significant,
+    write_rows,
 )
 
 
@@ -329,3 +334,29 @@ def test_samples_too_short_are_counted_not_compared(tmp_path) -> None:
     shutil.rmtree(tmp_path / "g")
     mintdim.group(build, tmp_path / "g", min_chars=0, min_distinct=0, coverage=0.5)
     assert _groups(tmp_path / "g") == [0, 0, 2, 2]
+
+
+@pytest.mark.parametrize("lang", ["en", "vi"])
+def test_a_build_from_compressed_jsonl_is_refused_by_name_before_anything_is_written(
+    related, tmp_path, lang
+) -> None:
+    # Grouping renders every sample again from its source record; that reader knows plain JSONL
+    # only, so a build read from .jsonl.gz must be refused as such, not as a changed file.
+    _, rows = related
+    plain = write_rows(tmp_path / "rows.jsonl", rows)
+    packed = tmp_path / "rows.jsonl.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    out = tmp_path / "build"
+    (
+        pipeline("unit-build")
+        .source.jsonl(files=[str(packed)], fields=[["text"]], templates=["{text}"])
+        .tokenizer.sentencepiece([{"path": str(MODEL)}])
+        .units(sizes=[[32, 64, 128, 256, 512]], build_batch=[64])
+        .output.dir(str(out), samples_per_shard=[16])
+        .run(workers=1, progress=False, on_overflow="extend")
+    )
+    with pytest.raises(SplitSourceFormatError) as caught:
+        mintdim.group(out, tmp_path / "groups")
+    assert (caught.value.file, caught.value.format) == (str(packed), "jsonl.gz")
+    assert str(packed) in caught.value.message(lang)
+    assert not (tmp_path / "groups").exists()
