@@ -95,6 +95,8 @@ FOREIGN = {
     ("BuildReadError", "detail"): "the JSON or numpy library's message",
     ("ConfigValueError", "detail"): "OmegaConf's message",
     ("PathError", "detail"): "the codec's message, or a path",
+    ("ParquetMissingError", "detail"): "Python's ImportError",
+    ("ParquetReadError", "detail"): "pyarrow's message",
 }
 """Facts that hold a library's or the operating system's own words, which MintDim quotes as they
 are: replaced by a neutral value before the check."""
