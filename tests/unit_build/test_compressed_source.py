@@ -87,13 +87,11 @@ def _compressed_copy(plain: Path, suffix: str, name: str | None = None) -> Path:
     return target
 
 
-def _build(files: list[str], sp_model, out: str, **run) -> dict:
-    return (
-        job(files, sp_model, sizes=[SIZES], samples_per_shard=[13], build_batch=[7], out=out)
-        .run(workers=run.pop("workers", 1), **run)
-        .outputs[0]
-        .stats
+def _build(files: list[str], sp_model, out: str, build_batch: int = 7, **run) -> dict:
+    declared = job(
+        files, sp_model, sizes=[SIZES], samples_per_shard=[13], build_batch=[build_batch], out=out
     )
+    return declared.run(workers=run.pop("workers", 1), **run).outputs[0].stats
 
 
 @pytest.mark.parametrize("suffix", sorted(COMPRESSORS))
@@ -103,10 +101,10 @@ def test_every_compression_builds_what_the_plain_file_builds(cwd, sp_model, suff
     assert packed.read_bytes()[:2] != plain.read_bytes()[:2]
     _build(["data/a.jsonl"], sp_model, "plain")
     reference = tree_bytes_but_source_names("plain")
-    for workers, piece_bytes in [(1, None), (2, 1), (2, 300), (1, 5000)]:
+    for workers, piece_bytes, batch in [(1, None, 7), (2, 1, 7), (2, 300, 1), (1, 5000, 500)]:
         out = f"out_{workers}_{piece_bytes}"
-        _build([str(packed)], sp_model, out, workers=workers, piece_bytes=piece_bytes)
-        assert tree_bytes_but_source_names(out) == reference, (workers, piece_bytes)
+        _build([str(packed)], sp_model, out, batch, workers=workers, piece_bytes=piece_bytes)
+        assert tree_bytes_but_source_names(out) == reference, (workers, piece_bytes, batch)
     rows = read_jsonl(f"{out}/sample_index.jsonl")
     assert {row["source_file"] for row in rows} == {str(packed)}
 

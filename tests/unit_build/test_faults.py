@@ -526,10 +526,17 @@ def test_a_truncated_stream_fixed_then_resumed_builds_the_whole_file(cwd, sp_mod
     ("name", "content", "claimed", "found", "by"),
     [
         ("data.jsonl.gz", b'{"text": "the model"}\n', "gzip", "plain", "extension"),
-        ("data.jsonl.zst", gzip.compress(b'{"text": "a"}\n'), "zstd", "gzip", "extension"),
+        ("data.jsonl.zst", gzip.compress(b'{"text": "a"}\n', mtime=0), "zstd", "gzip", "extension"),
         ("data.jsonl.bz2", lzma.compress(b'{"text": "a"}\n'), "bz2", "xz", "extension"),
         ("data.parquet", b'{"text": "the model"}\n', "parquet", "plain", "extension"),
         ("rows.jsonl", b"PAR1" + bytes(20) + b"PAR1", "plain", "parquet", "step"),
+    ],
+    ids=[
+        "plain-named-gz",
+        "gzip-named-zst",
+        "xz-named-bz2",
+        "plain-named-parquet",
+        "parquet-as-jsonl",
     ],
 )
 def test_a_file_not_in_the_format_it_claims_is_refused_before_any_work(
