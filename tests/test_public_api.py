@@ -28,6 +28,13 @@ PUBLIC = {
     "loader",
     "UnitLoader",
     "UnitBatch",
+    # splitting
+    "group",
+    "split",
+    "open_split",
+    "GroupResult",
+    "SplitResult",
+    "Split",
     # messages
     "set_language",
     "MintDimWarning",

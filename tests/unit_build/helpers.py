@@ -362,11 +362,12 @@ class StallOnPiece:
     def __init__(self, work: Callable[[Any], Any], number: int, stalled: Path) -> None:
         self.work, self.number, self.stalled = work, number, stalled
 
-    def __call__(self, piece: Any) -> Any:
-        if piece.number == self.number and self._first():
+    def __call__(self, work: Any) -> Any:
+        # The work function takes a PieceWork: the piece, and the records the driver read for it.
+        if work.piece.number == self.number and self._first():
             while True:  # only the test's kill ends this
                 time.sleep(3600)
-        return self.work(piece)
+        return self.work(work)
 
     def _first(self) -> bool:
         """Write this process's pid to ``stalled`` unless it exists: whole, and only once."""
