@@ -43,6 +43,23 @@ FIELDS = ["question", "answer"]
 TEMPLATE = "{question}\n{answer}"
 
 
+def _plan(path: Path, build_batch: int) -> FilePlan:
+    """A resolved plan of one Parquet input with the test fields, for reading it directly."""
+    return FilePlan(
+        index=0,
+        path=str(path),
+        abs_path=str(path),
+        fields=tuple(FIELDS),
+        template=None,
+        tokenizer=None,
+        sizes=(8,),
+        build_batch=build_batch,
+        max_line_bytes=1 << 20,
+        output_index=0,
+        format="parquet",
+    )
+
+
 def _records(count: int) -> list[dict[str, str]]:
     words = ["the model", "a unit", "padding is waste", "xin chào thế giới", "tokens ✓ ☃", ""]
     return [
@@ -265,19 +282,7 @@ def test_reading_holds_one_row_group_at_a_time(tmp_path):
     )
     path = tmp_path / "big.parquet"
     pq.write_table(table, path, row_group_size=2000, compression="none")
-    plan = FilePlan(
-        index=0,
-        path=str(path),
-        abs_path=str(path),
-        fields=tuple(FIELDS),
-        template=None,
-        tokenizer=None,
-        sizes=(8,),
-        build_batch=500,
-        max_line_bytes=1 << 20,
-        output_index=0,
-        format="parquet",
-    )
+    plan = _plan(path, build_batch=500)
     del table
     declared = rows * (len(text) + 6)  # the question column's text, the answer's one byte
     peak = 0
@@ -309,19 +314,7 @@ def test_one_large_row_group_is_cut_into_row_ranges_the_driver_carries(cwd, sp_m
     reference = _jsonl_reference(records, sp_model)
     path = _write_parquet("data/a.parquet", records, row_group_size=len(records))
     assert pq.ParquetFile(path).metadata.num_row_groups == 1
-    plan = FilePlan(
-        index=0,
-        path=str(path),
-        abs_path=str(path),
-        fields=tuple(FIELDS),
-        template=None,
-        tokenizer=None,
-        sizes=(8,),
-        build_batch=9,
-        max_line_bytes=1 << 20,
-        output_index=0,
-        format="parquet",
-    )
+    plan = _plan(path, build_batch=9)
     works = list(open_source(plan).pieces(1))
     assert len(works) > 5 and all(work.data is not None for work in works)
     rows = [len(pa.ipc.open_stream(work.data).read_all()) for work in works]
