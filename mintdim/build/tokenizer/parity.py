@@ -21,7 +21,9 @@ sequences around it, how to switch engines); no manifest is written.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +32,17 @@ import orjson
 from mintdim.build.tokenizer.fast import FastEncoder
 from mintdim.errors import TokenizerParityError
 
-__all__ = ["CORPUS", "EVERY", "build_rows", "check", "corpus", "row_digests", "settled"]
+__all__ = [
+    "CORPUS",
+    "EVERY",
+    "build_rows",
+    "check",
+    "compare",
+    "corpus",
+    "encode_both",
+    "row_digests",
+    "settled",
+]
 
 CORPUS = Path(__file__).with_name("parity_corpus.jsonl")
 EVERY = 64
@@ -41,6 +53,9 @@ _DEMO = _PACKAGE / "demo"
 _DEMO_FILES = ("self_instruct_seed_alpaca.jsonl", "gsm8k_test_first300.jsonl")
 _AROUND = 8
 """Ids shown on each side of the first difference."""
+
+Ids = tuple[np.ndarray, np.ndarray]
+"""Every text's ids back to back, and each text's count."""
 
 
 def corpus() -> Iterator[tuple[str, int, str]]:
@@ -107,7 +122,7 @@ def check(
     encoder: FastEncoder,
     texts: list[str],
     utf8: list[bytes],
-    fast: tuple[np.ndarray, np.ndarray] | None,
+    fast: Ids | None,
     where: list[tuple[str, int]],
     stage: str | list[str],
 ) -> TokenizerParityError | None:
@@ -117,12 +132,46 @@ def check(
     them here. ``where[i]`` is text i's ``(file, line)``, ``stage`` where the check runs (one
     for all texts, or one per text). Returns the error of the first text whose ids differ.
     """
-    flat, lengths = fast if fast is not None else encoder.encode_batch(texts, utf8)
-    ref_flat, ref_lengths = encoder.reference.encode_batch(texts, utf8)
+    ids = fast if fast is not None else encoder.encode_batch(texts, utf8)
+    return compare(encoder, ids, encoder.reference.encode_batch(texts, utf8), where, stage)
+
+
+def encode_both(encoder: FastEncoder, texts: list[str], utf8: list[bytes]) -> tuple[Ids, Ids]:
+    """``(fast, reference)`` ids of ``texts``, the reference library's on every core: what
+    validation compares, before any worker exists.
+
+    The reference encodes ten to forty times slower than gigatoken, and both libraries release
+    the GIL while they encode: its share of the texts goes to one thread per core, while this
+    thread runs the fast engine (whose first call also imports gigatoken's array library, a
+    third of a second). The threads are gone when this returns, before any worker is forked.
+    """
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    step = max(1, -(-len(texts) // (cores or 1)))
+    parts = [slice(start, start + step) for start in range(0, len(texts), step)] or [slice(0, 0)]
+    with ThreadPoolExecutor(max_workers=len(parts)) as pool:
+        shares = [
+            pool.submit(encoder.reference.encode_batch, texts[part], utf8[part]) for part in parts
+        ]
+        fast = encoder.encode_batch(texts, utf8)
+        done = [share.result() for share in shares]
+    return fast, (np.concatenate([ids for ids, _ in done]), np.concatenate([n for _, n in done]))
+
+
+def compare(
+    encoder: FastEncoder,
+    fast: Ids,
+    reference: Ids,
+    where: list[tuple[str, int]],
+    stage: str | list[str],
+) -> TokenizerParityError | None:
+    """The error of the first text whose fast ids differ from its reference ids, else None
+    (``where`` and ``stage`` as in ``check``)."""
+    flat, lengths = fast
+    ref_flat, ref_lengths = reference
     if np.array_equal(lengths, ref_lengths) and np.array_equal(flat, ref_flat):
         return None
     ends, ref_ends = np.cumsum(lengths), np.cumsum(ref_lengths)
-    for row in range(len(texts)):
+    for row in range(len(where)):
         ours = flat[ends[row] - lengths[row] : ends[row]]
         theirs = ref_flat[ref_ends[row] - ref_lengths[row] : ref_ends[row]]
         if not np.array_equal(ours, theirs):
