@@ -83,9 +83,8 @@ def build_rows(lines: list[int], build_batch: int, first_file: bool) -> np.ndarr
 def row_digests(utf8: Sequence[bytes], flat: np.ndarray, lengths: np.ndarray) -> list[bytes]:
     """Per row, the SHA-256 of its text and its ids: what ``settled`` compares a row with."""
     ends = np.cumsum(lengths)
-    ids = flat.astype("<i8", copy=False)
     return [
-        _row_digest(text, ids[end - length : end])
+        _row_digest(text, flat[end - length : end])
         for text, end, length in zip(utf8, ends.tolist(), lengths.tolist(), strict=True)
     ]
 
@@ -102,19 +101,20 @@ def settled(
     at validation (``known``: line -> ``row_digests`` entry). Only the other rows need the
     reference library again."""
     ends = np.cumsum(lengths)
-    ids = flat.astype("<i8", copy=False)
     return [
         lines[row] in known
-        and known[lines[row]] == _row_digest(utf8[row], ids[ends[row] - lengths[row] : ends[row]])
+        and known[lines[row]] == _row_digest(utf8[row], flat[ends[row] - lengths[row] : ends[row]])
         for row in rows
     ]
 
 
 def _row_digest(text: bytes, ids: np.ndarray) -> bytes:
     # The text's length first: no text and ids can pass for another split of the same bytes.
+    # Only this row's ids are widened to 8 bytes each (the form recorded at validation): the
+    # whole batch's, for a few sampled rows, cost more than their digests.
     digest = hashlib.sha256(len(text).to_bytes(8, "little"))
     digest.update(text)
-    digest.update(ids.tobytes())
+    digest.update(ids.astype("<i8").tobytes())
     return digest.digest()
 
 
