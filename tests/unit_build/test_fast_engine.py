@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -399,6 +401,46 @@ def test_validation_encodes_both_engines_with_the_reference_shared_out(roberta, 
         changed[0][int(fast[1][:row].sum())] += 1
         error = parity.compare(encoder, changed, reference, where, "first_batch")
         assert (error.stage, error.line) == ("first_batch", row + 1)
+
+
+_THREADS_AFTER_VALIDATION = """
+import os, sys
+import mintdim
+from mintdim.build.validate import validate
+
+def threads():
+    # gigatoken's allocator (jemalloc) runs a background thread its own fork handlers manage.
+    names = [open(f"/proc/self/task/{t}/comm").read() for t in os.listdir("/proc/self/task")]
+    return sorted(name for name in names if not name.startswith("jemalloc"))
+
+job = (
+    mintdim.pipeline("unit-build")
+    .source.jsonl(files=["data.jsonl"], fields=[["text"]], templates=["{text}"])
+    .tokenizer.hf_json({"path": sys.argv[1], "engine": "fast"})
+    .units(sizes=[[64, 4096]], build_batch=[2000])
+    .output.dir("out", samples_per_shard=[1000])
+)
+before = threads()
+validate(job._config)
+print(before == threads(), before, threads())
+"""
+
+
+@pytest.mark.corpora
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux's /proc")
+def test_validation_leaves_no_tokenizer_thread_pool_behind_for_the_workers_fork(cwd, roberta):
+    """The workers are forked from this process right after validation: the reference library's
+    thread pool must never have started in it (validation encodes on threads of its own, gone
+    when it returns). A fresh process, so no earlier test's pool is counted."""
+    write_jsonl("data.jsonl", [{"text": text} for text in corpora_texts()])
+    run = subprocess.run(
+        [sys.executable, "-c", _THREADS_AFTER_VALIDATION, roberta],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])},
+        check=True,
+    )
+    assert run.stdout.startswith("True"), run.stdout
 
 
 @pytest.mark.corpora

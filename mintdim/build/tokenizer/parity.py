@@ -30,6 +30,7 @@ import numpy as np
 import orjson
 
 from mintdim.build.tokenizer.fast import FastEncoder
+from mintdim.build.tokenizer.hf_json import one_thread_per_call
 from mintdim.errors import TokenizerParityError
 
 __all__ = [
@@ -141,14 +142,14 @@ def encode_both(encoder: FastEncoder, texts: list[str], utf8: list[bytes]) -> tu
     validation compares, before any worker exists.
 
     The reference encodes ten to forty times slower than gigatoken, and both libraries release
-    the GIL while they encode: its share of the texts goes to one thread per core, while this
-    thread runs the fast engine (whose first call also imports gigatoken's array library, a
+    the GIL while they encode: its share of the texts goes to one thread per core (each call on
+    its own thread, never the library's pool), while this thread runs the fast engine (whose first call also imports gigatoken's array library, a
     third of a second). The threads are gone when this returns, before any worker is forked.
     """
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     step = max(1, -(-len(texts) // (cores or 1)))
     parts = [slice(start, start + step) for start in range(0, len(texts), step)] or [slice(0, 0)]
-    with ThreadPoolExecutor(max_workers=len(parts)) as pool:
+    with one_thread_per_call(), ThreadPoolExecutor(max_workers=len(parts)) as pool:
         shares = [
             pool.submit(encoder.reference.encode_batch, texts[part], utf8[part]) for part in parts
         ]
