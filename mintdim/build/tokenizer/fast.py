@@ -16,9 +16,9 @@ dropped from the converted file, which makes mistral-7b's ids identical (measure
 from __future__ import annotations
 
 import importlib.metadata
+import json
 
 import numpy as np
-import orjson
 
 from mintdim.build.tokenizer.hf_json import HFJsonEncoder
 from mintdim.build.tokenizer.sentencepiece import SentencePieceEncoder
@@ -118,25 +118,26 @@ class FastEncoder:
         return flat, np.diff(offsets)
 
 
-def _tokenizer_json(reference: Reference, data: bytes) -> bytes:
+def _tokenizer_json(reference: Reference, data: bytes) -> str | bytes:
     """The file gigatoken loads: padding and truncation off, SentencePiece control pieces out.
 
-    A tokenizer.json that has neither is loaded from its own bytes: written back, its
-    vocabulary and merges would cost as much again as parsing them (orjson, not the standard
-    library's json, which took 40 ms of roberta-base's 140 ms load, before any worker starts).
+    A tokenizer.json that asks for neither is loaded from its own bytes, never parsed here: a
+    parse and a rewrite of its vocabulary and merges took 40 ms of roberta-base's 140 ms load,
+    and their freed objects kept 20-60 MB of the process that forks the workers (orjson kept
+    the most), for nothing.
     """
     if isinstance(reference, SentencePieceEncoder):
         from gigatoken._load.sentencepiece import sentencepiece_to_tokenizer_json
 
-        content = orjson.loads(sentencepiece_to_tokenizer_json(data))
+        content = json.loads(sentencepiece_to_tokenizer_json(data))
         content["added_tokens"] = [
             token for token in content["added_tokens"] if not reference.is_control(token["id"])
         ]
+    elif not reference.pads_or_truncates:
+        return data
     else:
-        content = orjson.loads(data)
-        if content.get("padding") is None and content.get("truncation") is None:
-            return data
+        content = json.loads(data.decode("utf-8"))
     # The reference encoder switches both off on its loaded object (hf_json.py); so must this.
     content["padding"] = None
     content["truncation"] = None
-    return orjson.dumps(content)
+    return json.dumps(content)

@@ -66,6 +66,8 @@ class HFJsonEncoder:
         self.unk_id, self.unk_source = ids.unk_id, ids.unk_source
         self.pad_id, self.pad_source = ids.pad_id, ids.pad_source
         self.eos_id, self.eos_source = ids.eos_id, ids.eos_source
+        self.pads_or_truncates = self._tok.padding is not None or self._tok.truncation is not None
+        """Whether the file asks for padding or truncation (switched off here, as in gigatoken)."""
         self._tok.no_padding()
         self._tok.no_truncation()
 

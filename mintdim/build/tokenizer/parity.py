@@ -20,6 +20,7 @@ sequences around it, how to switch engines); no manifest is written.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import os
 from collections.abc import Iterator, Sequence
@@ -155,7 +156,22 @@ def encode_both(encoder: FastEncoder, texts: list[str], utf8: list[bytes]) -> tu
         ]
         fast = encoder.encode_batch(texts, utf8)
         done = [share.result() for share in shares]
+    _release_freed_memory()
     return fast, (np.concatenate([ids for ids, _ in done]), np.concatenate([n for _, n in done]))
+
+
+def _release_freed_memory() -> None:
+    """Hand back to the system what the reference library freed on those threads.
+
+    glibc keeps each thread's freed memory in that thread's own arena, after the thread is gone:
+    measured after validation, 4-8 MB more in the process the workers are forked from. Other C
+    libraries have no ``malloc_trim`` (and return memory their own way): nothing to do there.
+    """
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return
+    trim(0)
 
 
 def compare(
