@@ -58,6 +58,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--fields", default=",".join(DEFAULT_FIELDS))
     p.add_argument("--template", default=DEFAULT_TEMPLATE)
     p.add_argument("--tokenizer", type=Path, default=None, help="default: bundled .model")
+    p.add_argument(
+        "--engine", default="reference", help='the tokenizer key "engine": reference or fast'
+    )
     p.add_argument("--samples", default="200000,2000000", help="two sizes, small,large")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--dup-rate", type=float, default=DEFAULT_DUP_RATE)
@@ -93,7 +96,8 @@ def main(argv: list[str] | None = None) -> None:
         f"# MintDim memory/time scaling, {info['date']}\n"
         f"machine: {info['cpu']}, {info['cores']} cores, {info['memory']}, Python {info['python']}\n"
         f"command: python {' '.join(sys.argv)}\n"
-        f"tokenizer: {tokenizer} ({tokenizer_kind(tokenizer)}), workers={args.workers}\n",
+        f"tokenizer: {tokenizer} ({tokenizer_kind(tokenizer)}), engine {args.engine}, "
+        f"workers={args.workers}\n",
         flush=True,
     )
     env = mintdim_env()
@@ -116,6 +120,7 @@ def main(argv: list[str] | None = None) -> None:
                 "build_batch": args.build_batch,
                 "samples_per_shard": args.samples_per_shard,
                 "out": str(out),
+                "engine": args.engine,
             }
             attempts = []
             for _attempt in range(1 + max(0, args.retries)):

@@ -35,7 +35,10 @@ Timing: each contender runs in a fresh child process (``_contenders.py``) that t
 work, after imports; the input file is read once beforehand so the page cache is warm for all.
 Medians over rounds; "x ceiling" is the median rate over the ceiling's median rate, "paired" is
 the median of the per-round ratios (each round's runs are minutes apart at most, which cancels
-slow drifts on a shared machine). Before each run the script waits (``--wait-idle``, at most 120 s
+slow drifts on a shared machine). "x own ceiling" compares each MintDim engine with the library
+that encodes for it: the reference engine (``mintdim``) with ``ceiling``, the fast engine
+(``mintdim-fast``) with ``fast-ceiling`` (gigatoken's ``encode_batch(texts, parallel=True)``
+over the same UTF-8 texts in memory, tokenizer loaded outside the timing), median and paired. Before each run the script waits (``--wait-idle``, at most 120 s
 by default) until other processes use under 15% of the cores, and every run records the share of
 all cores that OTHER processes used while it ran ("others' CPU"): a figure measured while that
 share was high is skewed, whatever the medians say. A run disturbed by more than ``--max-others``
@@ -200,6 +203,8 @@ PROJECT = ("ceiling", "fast-ceiling", "mintdim", "mintdim-fast")
 """Contenders run by this interpreter with this checkout's mintdim."""
 COMPETITORS = ("datasets", "datatrove")
 """Contenders run by ``--competitor-python``."""
+OWN_CEILING = {"mintdim": "ceiling", "mintdim-fast": "fast-ceiling"}
+"""The bound of each MintDim engine: the batch call of the library that encodes for it."""
 
 
 def plan_runs(contenders: list[str], workers: list[int]) -> list[tuple[str, int | None]]:
@@ -389,6 +394,8 @@ def summarise(
     groups: dict[tuple[str, int | None], list[dict]] = {}
     for r in ok:
         groups.setdefault((r["contender"], r["workers"]), []).append(r)
+    # Each round's run of every ceiling: a MintDim engine is paired with its own in each round.
+    by_round = {(r["contender"], r["round"]): r for r in ok if r["contender"] in PROJECT[:2]}
     rows = []
     ceiling_rate = None
     if ceiling_runs:
@@ -407,6 +414,13 @@ def summarise(
             for r in runs
             if r["round"] in ceiling_by_round
         ]
+        own = OWN_CEILING.get(name)
+        own_paired = [
+            by_round[own, r["round"]]["seconds"] / r["seconds"]
+            for r in runs
+            if (own, r["round"]) in by_round
+        ]
+        own_runs = [r for r in ok if r["contender"] == own]
         cpu = None
         if all(r.get("cpu") is not None for r in runs):
             cpu = statistics.median(r["cpu"] / r["samples"] for r in runs)
@@ -434,6 +448,14 @@ def summarise(
                 "tree_pss_mb": max((r["tree_pss_kb"] or 0) for r in runs) / 1024 or None,
                 "x_ceiling": rate / ceiling_rate if ceiling_rate else None,
                 "x_ceiling_paired": statistics.median(paired) if paired else None,
+                "x_own_ceiling": (
+                    statistics.median(r["seconds"] for r in own_runs) / seconds
+                    if own_runs
+                    else None
+                ),
+                "x_own_ceiling_paired": statistics.median(own_paired) if own_paired else None,
+                "own_ceiling": own if own_runs else None,
+                "loadavg": [r.get("loadavg_before") for r in runs],
                 "seconds_all": [round(r["seconds"], 3) for r in runs],
                 "foreign_cpu_share": statistics.median(r["foreign_cpu_share"] for r in runs),
             }
@@ -457,15 +479,15 @@ def render_table(summary: dict) -> str:
 
     head = (
         "| contender | samples/s | tokens/s | input MB/s | peak RSS MB | tree PSS MB "
-        "| x ceiling | x ceiling (paired) |\n"
-        "|---|---:|---:|---:|---:|---:|---:|---:|\n"
+        "| x ceiling | x ceiling (paired) | x own ceiling | x own ceiling (paired) |\n"
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
     )
     lines = []
     diag = [
         "",
         "| contender | runs (s) | others' CPU (median) | cores busy | CPU ms per 1k samples "
-        "| x ceiling by CPU |",
-        "|---|---|---:|---:|---:|---:|",
+        "| x ceiling by CPU | load average before each run |",
+        "|---|---|---:|---:|---:|---:|---|",
     ]
     for row in summary["rows"]:
         mark = "" if row["tokens_match_ceiling"] in (None, True) else " (TOKENS DIFFER)"
@@ -473,15 +495,17 @@ def render_table(summary: dict) -> str:
             f"| {row['label']}{mark} | {row['samples_per_s']:,.0f} | {row['tokens_per_s']:,.0f} "
             f"| {row['input_mb_per_s']:.2f} | {row['peak_rss_mb']:,.0f} "
             f"| {fmt(row['tree_pss_mb'], ',.0f')} | {fmt(row['x_ceiling'], '.3f')} "
-            f"| {fmt(row['x_ceiling_paired'], '.3f')} |"
+            f"| {fmt(row['x_ceiling_paired'], '.3f')} | {fmt(row['x_own_ceiling'], '.3f')} "
+            f"| {fmt(row['x_own_ceiling_paired'], '.3f')} |"
         )
         diag.append(
             f"| {row['label']} | {', '.join(map(str, row['seconds_all']))} "
             f"| {row['foreign_cpu_share']:.0%} | {fmt(row['cores_busy'], '.2f')} "
-            f"| {fmt(row['cpu_ms_per_1k_samples'], ',.0f')} | {fmt(row['x_ceiling_cpu'], '.3f')} |"
+            f"| {fmt(row['cpu_ms_per_1k_samples'], ',.0f')} | {fmt(row['x_ceiling_cpu'], '.3f')} "
+            f"| {', '.join(map(str, row['loadavg']))} |"
         )
     for name, reason in summary["skipped"].items():
-        lines.append(f"| {name}: skipped: {reason} | | | | | | | |")
+        lines.append(f"| {name}: skipped: {reason} | | | | | | | | | |")
     return head + "\n".join(lines + diag) + "\n"
 
 

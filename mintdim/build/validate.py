@@ -251,11 +251,11 @@ def _parity(encoder: Encoder, files: tuple[FilePlan, ...]) -> tuple[int, tuple[F
     texts += batch.texts
     stages += ["first_batch"] * len(batch.texts)
     utf8 = [text.encode("utf-8") for text in texts]
-    flat, lengths = encoder.encode_batch(texts, utf8)
-    error = parity.check(encoder, texts, utf8, (flat, lengths), where, stages)
+    fast, reference = parity.encode_both(encoder, texts, utf8)
+    error = parity.compare(encoder, fast, reference, where, stages)
     if error is not None:
         raise error
     # Equal to the reference's ids: the build compares the first batch with these digests.
-    digests = parity.row_digests(utf8, flat, lengths)[len(texts) - len(batch.texts) :]
+    digests = parity.row_digests(utf8, *fast)[len(texts) - len(batch.texts) :]
     verdicts = tuple(zip(batch.line_numbers, digests, strict=True))
     return len(texts), tuple(replace(f, parity_first=verdicts) if f is first else f for f in files)

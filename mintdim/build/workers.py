@@ -13,8 +13,9 @@ worker that dies becomes a ``WorkerError``.
 On Linux workers are forked: they inherit the tokenizers already loaded for validation and never
 re-import the caller's ``__main__`` (spawn does, which breaks notebooks, stdin scripts and scripts
 without a ``__main__`` guard). Forking is safe here because the parent never runs a parallel
-tokenizer call (``tokenizers`` only objects to forks after its thread pool was used) and starts
-no thread of its own before the pool exists.
+tokenizer call (``tokenizers`` only objects to forks after its thread pool was used; validation
+encodes on threads of its own, ``tokenizer.hf_json.one_thread_per_call``, gone before it
+returns) and no thread of its own is running when the pool forks.
 """
 
 from __future__ import annotations
@@ -32,11 +33,12 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from multiprocessing.process import BaseProcess
 from typing import Any, BinaryIO, TypeVar
 
 from mintdim.build.signals import stop_signals_ignored
+from mintdim.build.tokenizer.hf_json import PARALLELISM, one_thread_per_call
 from mintdim.errors import BuildWriteError, MintDimError, WorkerError
 
 __all__ = ["encode_in_order"]
@@ -52,8 +54,6 @@ _INLINE_BYTES = 2048
 the pool's pipe itself: with the pool's envelope its message stays below PIPE_BUF (4096 bytes on
 Linux). A spool file for it would cost more than the report: creating a file took 0.6 ms of CPU
 on the benchmark VM, a few percent of a build of 1 MiB pieces with a fast tokenizer."""
-
-_PARALLELISM = "TOKENIZERS_PARALLELISM"
 
 _PR_SET_PDEATHSIG = 1
 """prctl option (linux/prctl.h): the signal a process gets when its parent exits."""
@@ -73,7 +73,7 @@ def encode_in_order(
 ) -> Iterator[Result]:
     """Run ``encoder`` on every item (a picklable callable), yielding results in input order."""
     if workers == 1:
-        with _one_tokenizer_thread():
+        with one_thread_per_call():  # one worker means one core
             yield from map(encoder, batches)
         return
     yield from _pool_map(encoder, batches, workers)
@@ -175,20 +175,6 @@ def _stop(pool: ProcessPoolExecutor, processes: list[BaseProcess], cancel: bool)
             process.join()
 
 
-@contextmanager
-def _one_tokenizer_thread() -> Iterator[None]:
-    """``tokenizers`` reads this variable on every call: off, one worker means one core."""
-    previous = os.environ.get(_PARALLELISM)
-    os.environ[_PARALLELISM] = "false"
-    try:
-        yield
-    finally:
-        if previous is None:
-            del os.environ[_PARALLELISM]
-        else:
-            os.environ[_PARALLELISM] = previous
-
-
 def _init_worker(encoder: Callable[[Any], Any], spool: str, parent: int) -> None:
     _die_with(parent)
     # Ctrl-C is the main process's to handle. SIGTERM must kill: a fork inherits the main
@@ -197,7 +183,7 @@ def _init_worker(encoder: Callable[[Any], Any], spool: str, parent: int) -> None
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     # One thread per worker: the pool already puts one process on each core.
-    os.environ[_PARALLELISM] = "false"
+    os.environ[PARALLELISM] = "false"
     global _worker_encoder, _worker_spool
     _worker_encoder, _worker_spool = encoder, spool
 

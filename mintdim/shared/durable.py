@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from collections.abc import Collection
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import BinaryIO
 
@@ -26,6 +28,7 @@ __all__ = [
 ]
 
 _HASH_BLOCK = 4 << 20
+_SYNC_THREADS = 8
 _buffers = threading.local()
 
 
@@ -67,8 +70,8 @@ class HashedFile:
         self._digest = hashlib.sha256()
         self._bytes = 0
 
-    def write(self, data: bytes) -> None:
-        """Append ``data``."""
+    def write(self, data: bytes | memoryview) -> None:
+        """Append ``data`` (bytes, or a one-dimensional byte view)."""
         self._digest.update(data)
         self._handle.write(data)
         self._bytes += len(data)
@@ -108,16 +111,28 @@ def write_json_atomic(path: Path, content: object) -> None:
     fsync_path(path.parent)
 
 
-def sync_tree(root: Path, skip: str) -> None:
+def sync_tree(root: Path, skip: str, synced: Collection[Path] = ()) -> None:
     """fsync every file and directory under ``root`` but those under ``root/skip`` (fragments
-    about to be removed: flushing them would only write what is deleted next), and ``root``'s
-    own entry in its parent."""
+    about to be removed: flushing them would only write what is deleted next) and the files in
+    ``synced`` (already fsynced after their last write: a second fsync may still flush the
+    disk's cache), and ``root``'s own entry in its parent.
+
+    The files are flushed on several threads at once (fsync releases the GIL and waits on the
+    disk, not the CPU): the file system can commit them together instead of one after another.
+    """
+    files: list[Path] = []
+    directories: list[Path] = []
+    done = set(synced)
     for directory, subdirectories, names in os.walk(root):
         if directory == str(root) and skip in subdirectories:
             subdirectories.remove(skip)
-        for name in names:
-            fsync_path(Path(directory) / name)
-        fsync_path(Path(directory))
+        files.extend(path for name in names if (path := Path(directory) / name) not in done)
+        directories.append(Path(directory))
+    with ThreadPoolExecutor(max_workers=max(1, min(_SYNC_THREADS, len(files)))) as pool:
+        # list(): the first OSError of any file is raised here, after every fsync has ended.
+        list(pool.map(fsync_path, files))
+    for directory in directories:
+        fsync_path(directory)
     fsync_path(root.parent)
 
 

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -371,6 +374,107 @@ def test_settled_rows_are_exactly_those_with_the_recorded_text_and_ids():
     assert parity.row_digests([b"a"], flat[:1], lengths[:1]) != parity.row_digests(
         [b"a\x05\x00\x00\x00\x00\x00\x00\x00"], flat[:0], np.array([0])
     )
+
+
+@pytest.mark.corpora
+@pytest.mark.parametrize("count", [0, 1, 7, 400])
+def test_validation_encodes_both_engines_with_the_reference_shared_out(roberta, count):
+    """The reference's share of the parity texts goes to one thread per core: the ids joined
+    back are the library's own, text by text and in order, and no thread outlives the call."""
+    from mintdim.build.contracts import TokenizerSpec
+    from mintdim.build.tokenizer import load_encoder
+
+    encoder = load_encoder(TokenizerSpec("hf_json", roberta, roberta, engine="fast"))
+    texts = corpora_texts()[:count]
+    utf8 = [text.encode() for text in texts]
+    threads = threading.active_count()
+    fast, reference = parity.encode_both(encoder, texts, utf8)
+    assert threading.active_count() == threads
+    expected = [encoder.reference.encode(text) for text in texts]
+    assert reference[1].tolist() == fast[1].tolist() == [len(ids) for ids in expected]
+    assert reference[0].tolist() == fast[0].tolist() == [i for ids in expected for i in ids]
+    where = [("data.jsonl", line) for line in range(1, count + 1)]
+    assert parity.compare(encoder, fast, reference, where, "first_batch") is None
+    if fast[0].size:  # the first row whose ids differ is named, with its stage
+        changed = (fast[0].copy(), fast[1])
+        row = int(np.argmax(fast[1]))  # a text with ids
+        changed[0][int(fast[1][:row].sum())] += 1
+        error = parity.compare(encoder, changed, reference, where, "first_batch")
+        assert (error.stage, error.line) == ("first_batch", row + 1)
+
+
+_THREADS_AFTER_VALIDATION = """
+import os, sys
+import mintdim
+from mintdim.build.validate import validate
+
+def threads():
+    # gigatoken's allocator (jemalloc) runs a background thread its own fork handlers manage.
+    names = [open(f"/proc/self/task/{t}/comm").read() for t in os.listdir("/proc/self/task")]
+    return sorted(name for name in names if not name.startswith("jemalloc"))
+
+job = (
+    mintdim.pipeline("unit-build")
+    .source.jsonl(files=["data.jsonl"], fields=[["text"]], templates=["{text}"])
+    .tokenizer.hf_json({"path": sys.argv[1], "engine": "fast"})
+    .units(sizes=[[64, 4096]], build_batch=[2000])
+    .output.dir("out", samples_per_shard=[1000])
+)
+before = threads()
+validate(job._config)
+print(before == threads(), before, threads())
+"""
+
+
+@pytest.mark.corpora
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux's /proc")
+def test_validation_leaves_no_tokenizer_thread_pool_behind_for_the_workers_fork(cwd, roberta):
+    """The workers are forked from this process right after validation: the reference library's
+    thread pool must never have started in it (validation encodes on threads of its own, gone
+    when it returns). A fresh process, so no earlier test's pool is counted."""
+    write_jsonl("data.jsonl", [{"text": text} for text in corpora_texts()])
+    run = subprocess.run(
+        [sys.executable, "-c", _THREADS_AFTER_VALIDATION, roberta],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])},
+        check=True,
+    )
+    assert run.stdout.startswith("True"), run.stdout
+
+
+@pytest.mark.corpora
+def test_gigatoken_loads_a_tokenizer_json_with_padding_and_truncation_switched_off(cwd, roberta):
+    """A tokenizer.json that pads and truncates (as all-MiniLM-L6-v2's does) is rewritten with
+    both off before gigatoken loads it: the fast engine gives the reference's exact ids."""
+    from mintdim.build.contracts import TokenizerSpec
+    from mintdim.build.tokenizer import load_encoder
+
+    content = json.loads(Path(roberta).read_bytes())
+    content["truncation"] = {
+        "direction": "Right",
+        "max_length": 4,
+        "strategy": "LongestFirst",
+        "stride": 0,
+    }
+    content["padding"] = {
+        "strategy": {"Fixed": 64},
+        "direction": "Right",
+        "pad_to_multiple_of": None,
+        "pad_id": 1,
+        "pad_type_id": 0,
+        "pad_token": "<pad>",
+    }
+    Path("tokenizer.json").write_text(json.dumps(content), encoding="utf-8")
+    spec = TokenizerSpec("hf_json", "tokenizer.json", str(cwd / "tokenizer.json"), engine="fast")
+    encoder = load_encoder(spec)
+    assert isinstance(encoder, FastEncoder)
+    texts = [text for text in corpora_texts() if len(text) > 1000][:50]
+    flat, lengths = encoder.encode_batch(texts, [t.encode() for t in texts])
+    expected = [encoder.reference.encode(text) for text in texts]
+    assert max(map(len, expected)) > 64  # longer than either setting would let through
+    assert lengths.tolist() == [len(ids) for ids in expected]
+    assert flat.tolist() == [i for ids in expected for i in ids]
 
 
 # ---------------------------------------------------------------------------

@@ -82,6 +82,12 @@ class ShardRecord:
     """The spans file beside the shard: ``{"path", "bytes", "sha256"}``, or None."""
 
 
+def _raw(records: np.ndarray) -> memoryview:
+    """The bytes of consecutive records (rows of a C-ordered array), without copying them: a
+    copy (``tobytes``) cost as much again as hashing them."""
+    return memoryview(np.ascontiguousarray(records)).cast("B")
+
+
 class UnitShardWriter:
     """Appends padded records of one unit size, opening and closing shards by sample count."""
 
@@ -110,9 +116,9 @@ class UnitShardWriter:
             if self._shard is None:
                 self._open()
             take = min(self.samples_per_shard - self._in_shard, len(rows) - start)
-            self._shard.write(rows[start : start + take].tobytes())
+            self._shard.write(_raw(rows[start : start + take]))
             if self._spans is not None:
-                self._spans.write(span_rows[start : start + take].tobytes())
+                self._spans.write(_raw(span_rows[start : start + take]))
             self._in_shard += take
             self.samples += take
             start += take

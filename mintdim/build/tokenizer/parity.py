@@ -20,17 +20,31 @@ sequences around it, how to switch engines); no manifest is written.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
+import os
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import orjson
 
 from mintdim.build.tokenizer.fast import FastEncoder
+from mintdim.build.tokenizer.hf_json import one_thread_per_call
 from mintdim.errors import TokenizerParityError
 
-__all__ = ["CORPUS", "EVERY", "build_rows", "check", "corpus", "row_digests", "settled"]
+__all__ = [
+    "CORPUS",
+    "EVERY",
+    "build_rows",
+    "check",
+    "compare",
+    "corpus",
+    "encode_both",
+    "row_digests",
+    "settled",
+]
 
 CORPUS = Path(__file__).with_name("parity_corpus.jsonl")
 EVERY = 64
@@ -41,6 +55,9 @@ _DEMO = _PACKAGE / "demo"
 _DEMO_FILES = ("self_instruct_seed_alpaca.jsonl", "gsm8k_test_first300.jsonl")
 _AROUND = 8
 """Ids shown on each side of the first difference."""
+
+Ids = tuple[np.ndarray, np.ndarray]
+"""Every text's ids back to back, and each text's count."""
 
 
 def corpus() -> Iterator[tuple[str, int, str]]:
@@ -68,9 +85,8 @@ def build_rows(lines: list[int], build_batch: int, first_file: bool) -> np.ndarr
 def row_digests(utf8: Sequence[bytes], flat: np.ndarray, lengths: np.ndarray) -> list[bytes]:
     """Per row, the SHA-256 of its text and its ids: what ``settled`` compares a row with."""
     ends = np.cumsum(lengths)
-    ids = flat.astype("<i8", copy=False)
     return [
-        _row_digest(text, ids[end - length : end])
+        _row_digest(text, flat[end - length : end])
         for text, end, length in zip(utf8, ends.tolist(), lengths.tolist(), strict=True)
     ]
 
@@ -87,19 +103,20 @@ def settled(
     at validation (``known``: line -> ``row_digests`` entry). Only the other rows need the
     reference library again."""
     ends = np.cumsum(lengths)
-    ids = flat.astype("<i8", copy=False)
     return [
         lines[row] in known
-        and known[lines[row]] == _row_digest(utf8[row], ids[ends[row] - lengths[row] : ends[row]])
+        and known[lines[row]] == _row_digest(utf8[row], flat[ends[row] - lengths[row] : ends[row]])
         for row in rows
     ]
 
 
 def _row_digest(text: bytes, ids: np.ndarray) -> bytes:
     # The text's length first: no text and ids can pass for another split of the same bytes.
+    # Only this row's ids are widened to 8 bytes each (the form recorded at validation): the
+    # whole batch's, for a few sampled rows, cost more than their digests.
     digest = hashlib.sha256(len(text).to_bytes(8, "little"))
     digest.update(text)
-    digest.update(ids.tobytes())
+    digest.update(ids.astype("<i8").tobytes())
     return digest.digest()
 
 
@@ -107,7 +124,7 @@ def check(
     encoder: FastEncoder,
     texts: list[str],
     utf8: list[bytes],
-    fast: tuple[np.ndarray, np.ndarray] | None,
+    fast: Ids | None,
     where: list[tuple[str, int]],
     stage: str | list[str],
 ) -> TokenizerParityError | None:
@@ -117,12 +134,61 @@ def check(
     them here. ``where[i]`` is text i's ``(file, line)``, ``stage`` where the check runs (one
     for all texts, or one per text). Returns the error of the first text whose ids differ.
     """
-    flat, lengths = fast if fast is not None else encoder.encode_batch(texts, utf8)
-    ref_flat, ref_lengths = encoder.reference.encode_batch(texts, utf8)
+    ids = fast if fast is not None else encoder.encode_batch(texts, utf8)
+    return compare(encoder, ids, encoder.reference.encode_batch(texts, utf8), where, stage)
+
+
+def encode_both(encoder: FastEncoder, texts: list[str], utf8: list[bytes]) -> tuple[Ids, Ids]:
+    """``(fast, reference)`` ids of ``texts``, the reference library's on every core: what
+    validation compares, before any worker exists.
+
+    The reference encodes ten to forty times slower than gigatoken, and both libraries release
+    the GIL while they encode: its share of the texts goes to one thread per core (each call on
+    its own thread, never the library's pool), while this thread runs the fast engine (whose first call also imports gigatoken's array library, a
+    third of a second). The threads are gone when this returns, before any worker is forked.
+    """
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    step = max(1, -(-len(texts) // (cores or 1)))
+    parts = [slice(start, start + step) for start in range(0, len(texts), step)] or [slice(0, 0)]
+    with one_thread_per_call(), ThreadPoolExecutor(max_workers=len(parts)) as pool:
+        shares = [
+            pool.submit(encoder.reference.encode_batch, texts[part], utf8[part]) for part in parts
+        ]
+        fast = encoder.encode_batch(texts, utf8)
+        done = [share.result() for share in shares]
+    _release_freed_memory()
+    return fast, (np.concatenate([ids for ids, _ in done]), np.concatenate([n for _, n in done]))
+
+
+def _release_freed_memory() -> None:
+    """Hand back to the system what the reference library freed on those threads.
+
+    glibc keeps each thread's freed memory in that thread's own arena, after the thread is gone:
+    measured after validation, 4-8 MB more in the process the workers are forked from. Other C
+    libraries have no ``malloc_trim`` (and return memory their own way): nothing to do there.
+    """
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return
+    trim(0)
+
+
+def compare(
+    encoder: FastEncoder,
+    fast: Ids,
+    reference: Ids,
+    where: list[tuple[str, int]],
+    stage: str | list[str],
+) -> TokenizerParityError | None:
+    """The error of the first text whose fast ids differ from its reference ids, else None
+    (``where`` and ``stage`` as in ``check``)."""
+    flat, lengths = fast
+    ref_flat, ref_lengths = reference
     if np.array_equal(lengths, ref_lengths) and np.array_equal(flat, ref_flat):
         return None
     ends, ref_ends = np.cumsum(lengths), np.cumsum(ref_lengths)
-    for row in range(len(texts)):
+    for row in range(len(where)):
         ours = flat[ends[row] - lengths[row] : ends[row]]
         theirs = ref_flat[ref_ends[row] - ref_lengths[row] : ref_ends[row]]
         if not np.array_equal(ours, theirs):

@@ -285,7 +285,9 @@ class OutputDirectory:
             (writer.unit_path / _MARKER_ROOM).unlink()
         # The manifest vouches for every file here: after a crash (power loss, kernel panic) it
         # must never stand over shards or indexes that were still only in the page cache.
-        durable.sync_tree(self.path, skip=STAGING)
+        # Every shard (and its spans) was fsynced as it closed.
+        synced = [s.path for s in shards] + [s.spans["path"] for s in shards if s.spans]
+        durable.sync_tree(self.path, skip=STAGING, synced=[self.path / name for name in synced])
         durable.write_json_atomic(
             self.path / manifest.FILENAME,
             manifest.manifest(

@@ -1,0 +1,295 @@
+"""The fast engine's bound: the best ratio to gigatoken's own ceiling that any build can reach.
+
+    python benchmarks/bound.py --input /tmp/mintdim-bench/gen-...-48000-....jsonl \\
+        --fields text --template '{text}' --tokenizer roberta-base.tokenizer.json
+    python benchmarks/bound.py ... --tokenizer mistral-7b-v0.1.tokenizer.model \\
+        --tokenizer-options '{"pad_fallback": "eos"}'
+
+Run by hand, never in CI. The ceiling of ``throughput.py``'s fast engine is gigatoken's
+``encode_batch(texts, parallel=True)`` over texts already rendered in memory: it reads no file,
+parses no JSON, hashes nothing, takes no ids out of its result and writes nothing. Every build
+must, and every MintDim build with the fast engine must also keep the parity guard's promise.
+This script times that least work on one thread, batch by batch (``--batch`` lines, as a
+build's ``build_batch``), alternately with gigatoken's bare call on the same batch (what each
+thread of the ceiling does, ``parallel=False``), ``--repeats`` times over, so host drift hits
+both sides alike:
+
+* read: the batch's bytes from the input file (``os.pread``, page cache warm);
+* parse: MintDim's own parse and render of the batch's lines (``parse_lines``, orjson; one
+  array per batch parses no faster here) and the texts' UTF-8 bytes;
+* hash: SHA-256 of each rendered text's UTF-8 bytes (sample_index.jsonl, duplicate_index.jsonl);
+* ids out: gigatoken's flat ids and counts as numpy arrays;
+* write: each sample's record padded to its unit (the smallest of ``--sizes`` that holds it)
+  and its sample_index.jsonl line, written to a file and hashed (the manifest lists both);
+* guard: the reference library re-encoding rows 0, 64, 128, ... of the batch.
+
+And once per build (fixed, CPU seconds, medians of ``--repeats``): loading the reference
+tokenizer and gigatoken as MintDim loads them, with gigatoken's first batch call (which imports
+awkward), each in a fresh process; the guard's validation: the reference library encoding the
+parity corpus and the first batch of the file.
+
+The bound of a build of the whole input file is ``C / (C + L + F)``: C the bare gigatoken CPU
+over every batch, L the least work over every batch, F the fixed work. A build that kept both
+cores as busy as the ceiling does could reach it, no build can pass it. Both bounds are shown:
+without the guard (what any build must do) and with it (what a MintDim fast-engine build must).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import orjson
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from _harness import machine, mintdim_env, tokenizer_kind  # noqa: E402
+from per_core import _alternated  # noqa: E402 - it also sets TOKENIZERS_PARALLELISM=false
+
+from mintdim import TemplateLiteralWarning, pipeline  # noqa: E402
+from mintdim.build.contracts import FilePlan, TokenizerSpec  # noqa: E402
+from mintdim.build.formats.sample_index import SampleIndexWriter, sample_parts  # noqa: E402
+from mintdim.build.formats.shards import UnitShardWriter  # noqa: E402
+from mintdim.build.source.jsonl import RawBatch, parse_lines  # noqa: E402
+from mintdim.build.tokenizer import load_encoder, parity  # noqa: E402
+from mintdim.build.units.planner import assign_units, padded_rows  # noqa: E402
+from mintdim.build.validate import validate  # noqa: E402
+
+_LOAD = """
+import sys, time
+from mintdim.build.contracts import TokenizerSpec
+from mintdim.build.tokenizer import load_encoder
+spec = TokenizerSpec(sys.argv[1], sys.argv[2], sys.argv[2], engine="fast", **eval(sys.argv[3]))
+started = time.process_time()
+encoder = load_encoder(spec)
+encoder.encode_batch(["x"], [b"x"])
+print(time.process_time() - started)
+"""
+
+
+def _batches(path: Path, size: int) -> list[tuple[int, int, list[bytes]]]:
+    """``(offset, length, lines)`` of each batch of ``size`` lines of the file."""
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    if lines and not lines[-1]:
+        lines.pop()
+    out, offset = [], 0
+    for start in range(0, len(lines), size):
+        chunk = lines[start : start + size]
+        length = sum(map(len, chunk)) + len(chunk)
+        out.append((offset, length, chunk))
+        offset += length
+    return out
+
+
+def _fixed_loads(kind: str, path: Path, options: dict) -> float:
+    """CPU seconds of loading both tokenizers and gigatoken's first call, in a fresh process."""
+    command = [sys.executable, "-c", _LOAD, kind, str(path), repr(options)]
+    return float(subprocess.run(command, env=mintdim_env(), capture_output=True, text=True).stdout)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """CLI entry point."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--input", type=Path, required=True, help="JSONL file (as a build reads it)")
+    p.add_argument("--fields", default="text", help="comma-separated keys")
+    p.add_argument("--template", default="{text}", help="template (\\n as real newlines)")
+    p.add_argument("--tokenizer", type=Path, action="append", required=True, help="repeatable")
+    p.add_argument("--tokenizer-options", type=orjson.loads, default={}, help="JSON")
+    p.add_argument("--batch", type=int, default=4096, help="lines per batch (build_batch)")
+    p.add_argument("--sizes", default="128,256,512,1024,2048,4096,8192", help="unit sizes")
+    p.add_argument("--repeats", type=int, default=3)
+    args = p.parse_args(argv)
+    batches = _batches(args.input, args.batch)
+    samples = sum(len(lines) for _, _, lines in batches)
+    info = machine()
+    print(
+        f"# the fast engine's bound, {info['date']}, {info['cpu']}, {info['cores']} cores, "
+        f"load average {os.getloadavg()[0]:.1f}\n"
+        f"input: {args.input} ({args.input.stat().st_size / 1e6:.1f} MB, {samples:,} samples, "
+        f"batches of {args.batch}), one thread, {args.repeats} alternating passes\n"
+    )
+    print(
+        "| tokenizer | gigatoken µs/sample | read | parse | hash | ids out | write | guard 1/64 "
+        "| loads s | guard at validation s | bound (every build) | bound (with the guard) |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|", flush=True)
+    for path in args.tokenizer:
+        print(_row(args, path, batches, samples), flush=True)
+    print("\n(parts in µs per sample on one thread; loads and the guard at validation in CPU s)")
+
+
+def _row(args: argparse.Namespace, path: Path, batches: list, samples: int) -> str:
+    """One tokenizer's table row: per pass, the batches alternately with the bare call, then the
+    fixed work, so each pass's bound pairs figures taken within seconds of each other."""
+    kind = tokenizer_kind(path)
+    spec = TokenizerSpec(kind, str(path), str(path), engine="fast", **args.tokenizer_options)
+    encoder = load_encoder(spec)
+    least = _Least(args, encoder, batches)
+    bare = partial(_bare, encoder._fast, least.utf8)
+    bare(0)  # awkward imported, caches warmed alike
+    corpus = [text for _, _, text in parity.corpus()] + least.texts[0]
+    validation = partial(encoder.reference.encode_batch, corpus, [t.encode() for t in corpus])
+    passes = []
+    for _ in range(args.repeats):
+        before = dict(least.spent)
+        with tempfile.TemporaryDirectory(dir=args.input.parent) as sink:
+            least.open(Path(sink))
+            try:
+                _, ceiling = _alternated(least, bare, len(batches), 1)
+            finally:
+                least.close()
+        parts = {name: spent - before[name] for name, spent in least.spent.items()}
+        fixed = (_fixed_loads(kind, path, args.tokenizer_options), _cpu(validation))
+        passes.append((ceiling, parts, *fixed))
+    ceiling, parts, loads, guard = (
+        statistics.median(p[0] for p in passes),
+        {k: statistics.median(p[1][k] for p in passes) for k in least.spent},
+        statistics.median(p[2] for p in passes),
+        statistics.median(p[3] for p in passes),
+    )
+    every, with_guard = [], []
+    for c, part, load, check in passes:
+        least_work = sum(v for k, v in part.items() if k not in ("encode", "guard"))
+        every.append(c / (c + least_work + load))
+        with_guard.append(c / (c + least_work + part["guard"] + load + check))
+    per = [parts[k] / samples * 1e6 for k in ("read", "parse", "hash", "ids out", "write", "guard")]
+    return (
+        f"| {path.name} | {ceiling / samples * 1e6:.1f} | "
+        + " | ".join(f"{v:.2f}" for v in per)
+        + f" | {loads:.3f} | {guard:.3f} | {statistics.median(every):.3f} "
+        f"| {statistics.median(with_guard):.3f} |"
+    )
+
+
+def _file_plan(args: argparse.Namespace, spec: TokenizerSpec) -> FilePlan:
+    """The input's plan as a build validates it (the reference engine: no parity check here)."""
+    fields = [f for f in args.fields.split(",") if f]
+    template = args.template.replace("\\n", "\n").replace("\\t", "\t")
+    job = pipeline("unit-build").source.jsonl(
+        files=[str(args.input)], fields=[fields], templates=[template]
+    )
+    job = getattr(job.tokenizer, spec.kind)({"path": spec.path, **args.tokenizer_options})
+    job = job.units(sizes=[[int(s) for s in args.sizes.split(",")]], build_batch=[args.batch])
+    job = job.output.dir(str(args.input.parent / "bound-unused"), samples_per_shard=[100_000])
+    warnings.simplefilter("ignore", TemplateLiteralWarning)  # the build's concern, not the bound's
+    return validate(job._config)[0].files[0]
+
+
+def _cpu(work) -> float:
+    started = time.process_time()
+    work()
+    return time.process_time() - started
+
+
+def _bare(fast, utf8: list[list[bytes]], number: int) -> None:
+    fast.encode_batch(utf8[number], parallel=False)
+
+
+class _Least:
+    """The least work of one batch, part by part (CPU of each part summed in ``spent``)."""
+
+    def __init__(self, args: argparse.Namespace, encoder, batches: list) -> None:
+        self.encoder, self.batches, self.source = encoder, batches, args.input
+        self.file = _file_plan(args, encoder.spec)
+        self.raw, line = [], 1
+        for _, _, lines in batches:
+            self.raw.append(RawBatch(0, line, b"\n".join(lines)))
+            line += len(lines)
+        self.texts = [parse_lines(raw, self.file).texts for raw in self.raw]
+        self.utf8 = [[t.encode("utf-8") for t in chunk] for chunk in self.texts]
+        self.sizes = np.asarray([int(s) for s in args.sizes.split(",")], dtype=np.int64)
+        self.spent: dict[str, float] = dict.fromkeys(
+            ("read", "parse", "encode", "ids out", "hash", "write", "guard"), 0.0
+        )
+
+    def open(self, directory: Path) -> None:
+        """Open the input for reading and the output's writers in ``directory``."""
+        self._input = os.open(self.source, os.O_RDONLY)
+        self._shards = []
+        for size in self.sizes.tolist():
+            (directory / str(size)).mkdir()
+            self._shards.append(UnitShardWriter(directory / str(size), size, 1 << 40))
+        self._index = SampleIndexWriter(directory)
+        self._next = 0
+
+    def close(self) -> None:
+        """Close the input and the writers."""
+        os.close(self._input)
+        for shard in self._shards:
+            shard.abort()
+        self._index.close()
+
+    def __call__(self, number: int) -> None:
+        tick = time.process_time
+        spent = self.spent
+        offset, length, _ = self.batches[number]
+        t0 = tick()
+        os.pread(self._input, length, offset)
+        t1 = tick()
+        texts = parse_lines(self.raw[number], self.file).texts
+        utf8 = [text.encode("utf-8") for text in texts]
+        t2 = tick()
+        digests = b"".join([hashlib.sha256(data).digest() for data in utf8])
+        t3 = tick()
+        batch = self.encoder._fast.encode_batch(utf8, parallel=False)
+        t4 = tick()
+        layout = batch.layout
+        offsets = np.asarray(layout.offsets.data)
+        flat, lengths = np.asarray(layout.content.data)[offsets[0] : offsets[-1]], np.diff(offsets)
+        t5 = tick()
+        self._write(digests, flat, lengths)
+        t6 = tick()
+        rows = range(0, len(texts), parity.EVERY)
+        self.encoder.reference.encode_batch([texts[r] for r in rows], [utf8[r] for r in rows])
+        t7 = tick()
+        for name, start, end in (
+            ("read", t0, t1),
+            ("parse", t1, t2),
+            ("hash", t2, t3),
+            ("encode", t3, t4),
+            ("ids out", t4, t5),
+            ("write", t5, t6),
+            ("guard", t6, t7),
+        ):
+            spent[name] += end - start
+
+    def _write(self, digests: bytes, flat: np.ndarray, lengths: np.ndarray) -> None:
+        """Each record padded to its unit and written; each sample's index line written."""
+        units = assign_units(lengths, self.sizes)
+        info = self.encoder
+        dtype = np.dtype("uint16" if info.vocab_size <= 1 << 16 else "uint32")
+        sequence = np.empty(lengths.size, dtype=np.int64)
+        for unit, writer in enumerate(self._shards):
+            members = np.flatnonzero(units == unit)
+            sequence[members] = writer.samples + np.arange(members.size)
+            writer.write(
+                padded_rows(flat, lengths, units == unit, writer.unit_size, info.pad_id, dtype)
+            )
+        hex_all = digests.hex()
+        hexes = [hex_all[i : i + 64] for i in range(0, len(hex_all), 64)]
+        count = lengths.size
+        parts = sample_parts(
+            hexes,
+            lengths.tolist(),
+            self.sizes[units].tolist(),
+            '"data.jsonl"',
+            list(range(1, count + 1)),
+            ["[]"] * count,
+        )
+        self._index.write(self._next, parts, self.sizes[units], np.zeros(count, np.int64), sequence)
+        self._next += count
+
+
+if __name__ == "__main__":
+    main()
