@@ -32,6 +32,11 @@ The bound of a build of the whole input file is ``C / (C + L + F)``: C the bare 
 over every batch, L the least work over every batch, F the fixed work. A build that kept both
 cores as busy as the ceiling does could reach it, no build can pass it. Both bounds are shown:
 without the guard (what any build must do) and with it (what a MintDim fast-engine build must).
+
+Each pass also runs a real MintDim build of the same file (``engine="fast"``, ``--workers``, in
+a fresh child, as ``throughput.py`` runs it) and takes its CPU seconds, the driver's and its
+workers': ``C / that`` is the build's ratio on the same footing as the bounds, and the bound
+divided into it how much of the bound the build reaches (1.0: it does no more work than the least).
 """
 
 from __future__ import annotations
@@ -53,7 +58,7 @@ import orjson
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _harness import machine, mintdim_env, tokenizer_kind  # noqa: E402
+from _harness import machine, mintdim_env, run_contender, tokenizer_kind  # noqa: E402
 from per_core import _alternated  # noqa: E402 - it also sets TOKENIZERS_PARALLELISM=false
 
 from mintdim import TemplateLiteralWarning, pipeline  # noqa: E402
@@ -109,6 +114,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--batch", type=int, default=4096, help="lines per batch (build_batch)")
     p.add_argument("--sizes", default="128,256,512,1024,2048,4096,8192", help="unit sizes")
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="the MintDim build's")
     args = p.parse_args(argv)
     batches = _batches(args.input, args.batch)
     samples = sum(len(lines) for _, _, lines in batches)
@@ -121,12 +127,17 @@ def main(argv: list[str] | None = None) -> None:
     )
     print(
         "| tokenizer | gigatoken µs/sample | read | parse | hash | ids out | write | guard 1/64 "
-        "| loads s | guard at validation s | bound (every build) | bound (with the guard) |"
+        "| loads s | guard at validation s | bound (every build) | bound (with the guard) "
+        "| MintDim CPU s | MintDim wall s | MintDim | of the bound (with the guard) |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|", flush=True)
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for path in args.tokenizer:
         print(_row(args, path, batches, samples), flush=True)
-    print("\n(parts in µs per sample on one thread; loads and the guard at validation in CPU s)")
+    print(
+        "\n(parts in µs per sample on one thread; loads and the guard at validation in CPU s; "
+        "MintDim: C over the build's CPU, and that over the bound with the guard; medians of "
+        "the passes' paired figures)"
+    )
 
 
 def _row(args: argparse.Namespace, path: Path, batches: list, samples: int) -> str:
@@ -151,25 +162,54 @@ def _row(args: argparse.Namespace, path: Path, batches: list, samples: int) -> s
                 least.close()
         parts = {name: spent - before[name] for name, spent in least.spent.items()}
         fixed = (_fixed_loads(kind, path, args.tokenizer_options), _cpu(validation))
-        passes.append((ceiling, parts, *fixed))
+        passes.append((ceiling, parts, *fixed, _build(args, path, kind)))
     ceiling, parts, loads, guard = (
         statistics.median(p[0] for p in passes),
         {k: statistics.median(p[1][k] for p in passes) for k in least.spent},
         statistics.median(p[2] for p in passes),
         statistics.median(p[3] for p in passes),
     )
-    every, with_guard = [], []
-    for c, part, load, check in passes:
+    every, with_guard, build, reached = [], [], [], []
+    for c, part, load, check, (build_cpu, _) in passes:
         least_work = sum(v for k, v in part.items() if k not in ("encode", "guard"))
         every.append(c / (c + least_work + load))
         with_guard.append(c / (c + least_work + part["guard"] + load + check))
+        build.append(c / build_cpu)
+        reached.append(build[-1] / with_guard[-1])
     per = [parts[k] / samples * 1e6 for k in ("read", "parse", "hash", "ids out", "write", "guard")]
     return (
         f"| {path.name} | {ceiling / samples * 1e6:.1f} | "
         + " | ".join(f"{v:.2f}" for v in per)
         + f" | {loads:.3f} | {guard:.3f} | {statistics.median(every):.3f} "
-        f"| {statistics.median(with_guard):.3f} |"
+        f"| {statistics.median(with_guard):.3f} "
+        f"| {statistics.median(p[4][0] for p in passes):.3f} "
+        f"| {statistics.median(p[4][1] for p in passes):.3f} "
+        f"| {statistics.median(build):.3f} | {statistics.median(reached):.3f} |"
     )
+
+
+def _build(args: argparse.Namespace, path: Path, kind: str) -> tuple[float, float]:
+    """``(CPU s, wall s)`` of a real fast-engine build of the input, in a fresh child: its
+    ``job.run`` alone, driver and workers (as ``throughput.py`` times its contenders)."""
+    with tempfile.TemporaryDirectory(dir=args.input.parent) as out:
+        spec = {
+            "contender": "mintdim-fast",
+            "input": str(args.input),
+            "fields": [f for f in args.fields.split(",") if f],
+            "template": args.template.replace("\\n", "\n").replace("\\t", "\t"),
+            "tokenizer": str(path.resolve()),
+            "kind": kind,
+            "sizes": [int(s) for s in args.sizes.split(",")],
+            "build_batch": args.batch,
+            "samples_per_shard": 100_000,
+            "tokenizer_options": args.tokenizer_options,
+            "workers": args.workers,
+            "out": str(Path(out) / "build"),
+        }
+        result = run_contender(sys.executable, spec, env=mintdim_env(), sample_interval=0)
+    if "cpu" not in result:
+        raise SystemExit(f"the MintDim build failed: {result}")
+    return result["cpu"], result["seconds"]
 
 
 def _file_plan(args: argparse.Namespace, spec: TokenizerSpec) -> FilePlan:

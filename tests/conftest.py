@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import random
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -84,6 +85,15 @@ def words(count: int, start: int = 0) -> str:
     """``count`` words of the training vocabulary in order from ``start``: a text whose token
     count grows with ``count``."""
     return " ".join(_WORDS[(start + j) % len(_WORDS)] for j in range(count))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _converted_models_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The fast engine keeps converted SentencePiece models in a per-session directory, never
+    in the home of whoever runs the suite (child processes inherit it)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MINTDIM_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+        yield
 
 
 @pytest.fixture(scope="session")

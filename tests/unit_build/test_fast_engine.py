@@ -527,3 +527,108 @@ def test_an_unknown_engine_is_a_config_error(cwd, hf_json, engine):
         job(["data.jsonl"], {"path": str(hf_json), "engine": engine}).run(workers=1)
     assert (caught.value.problem, caught.value.option) == ("bad_option", "engine")
     assert not Path("out").exists()
+
+
+# ---------------------------------------------------------------------------
+# SentencePiece models converted once: the cache (tokenizer/converted.py)
+# ---------------------------------------------------------------------------
+
+
+def _mistral_encoder():
+    from mintdim.build.contracts import TokenizerSpec
+    from mintdim.build.tokenizer import load_encoder
+
+    path = corpora_file("tokenizers/mistral-7b-v0.1.tokenizer.model")
+    spec = TokenizerSpec(
+        "sentencepiece", str(path), str(path), engine="fast", pad_fallback="eos", append_eos=True
+    )
+    encoder = load_encoder(spec)
+    assert isinstance(encoder, FastEncoder)
+    return encoder
+
+
+def _assert_reference_ids(encoder: FastEncoder) -> None:
+    texts = corpora_texts()[::7]
+    flat, lengths = encoder.encode_batch(texts, [t.encode() for t in texts])
+    expected = [encoder.reference.encode(text) for text in texts]
+    assert lengths.tolist() == [len(ids) for ids in expected]
+    assert flat.tolist() == [i for ids in expected for i in ids]
+
+
+def _no_conversion(monkeypatch) -> list[bytes]:
+    """Count gigatoken's own converter calls (the cache's misses)."""
+    import gigatoken._load.sentencepiece as converter
+
+    calls: list[bytes] = []
+    real = converter.sentencepiece_to_tokenizer_json
+
+    def counted(data: bytes) -> str:
+        calls.append(data)
+        return real(data)
+
+    monkeypatch.setattr(converter, "sentencepiece_to_tokenizer_json", counted)
+    return calls
+
+
+@pytest.mark.corpora
+def test_a_sentencepiece_model_is_converted_once_then_read_from_the_cache(monkeypatch, tmp_path):
+    _needs_gigatoken()
+    monkeypatch.setenv("MINTDIM_CACHE_DIR", str(tmp_path))
+    calls = _no_conversion(monkeypatch)
+    _assert_reference_ids(_mistral_encoder())
+    kept = list((tmp_path / "fast-engine").iterdir())
+    assert len(calls) == 1 and len(kept) == 1
+    _assert_reference_ids(_mistral_encoder())
+    assert len(calls) == 1  # the second load read the file
+    assert list((tmp_path / "fast-engine").iterdir()) == kept
+
+
+@pytest.mark.corpora
+@pytest.mark.parametrize("damage", ["truncated", "one byte changed", "emptied"])
+def test_a_damaged_cached_model_is_converted_afresh(monkeypatch, tmp_path, damage):
+    _needs_gigatoken()
+    monkeypatch.setenv("MINTDIM_CACHE_DIR", str(tmp_path))
+    calls = _no_conversion(monkeypatch)
+    _mistral_encoder()
+    (kept,) = (tmp_path / "fast-engine").iterdir()
+    data = kept.read_bytes()
+    # A vocabulary entry's id changed still parses: only the digest in the name can tell.
+    changed = data.replace(b'"\xe2\x96\x81the":', b'"\xe2\x96\x81tha":', 1)
+    assert changed != data
+    kept.write_bytes(
+        {"truncated": data[: len(data) // 2], "one byte changed": changed, "emptied": b""}[damage]
+    )
+    _assert_reference_ids(_mistral_encoder())
+    assert len(calls) == 2
+    assert [p.read_bytes() for p in (tmp_path / "fast-engine").iterdir()] == [data]
+
+
+@pytest.mark.corpora
+def test_a_cache_directory_that_cannot_be_written_costs_the_conversion_not_the_build(
+    monkeypatch, tmp_path
+):
+    _needs_gigatoken()
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory")
+    monkeypatch.setenv("MINTDIM_CACHE_DIR", str(blocked))
+    calls = _no_conversion(monkeypatch)
+    _assert_reference_ids(_mistral_encoder())
+    _assert_reference_ids(_mistral_encoder())
+    assert len(calls) == 2 and blocked.read_text() == "not a directory"
+
+
+def test_the_cache_key_is_the_model_bytes_and_the_converter_version(monkeypatch, tmp_path):
+    from mintdim.build.tokenizer.converted import converted
+
+    monkeypatch.setenv("MINTDIM_CACHE_DIR", str(tmp_path))
+    made: list[str] = []
+
+    def convert(text: str):
+        return lambda: made.append(text) or text.encode()
+
+    assert converted(b"model", "gigatoken 1", convert("a")) == b"a"
+    assert converted(b"model", "gigatoken 1", convert("b")) == b"a"  # kept
+    assert converted(b"model", "gigatoken 2", convert("c")) == b"c"  # another converter
+    assert converted(b"model!", "gigatoken 1", convert("d")) == b"d"  # another model
+    assert made == ["a", "c", "d"]
+    assert len(list((tmp_path / "fast-engine").iterdir())) == 3
