@@ -9,10 +9,11 @@ Run by hand, never in CI. The ceiling of ``throughput.py``'s fast engine is giga
 ``encode_batch(texts, parallel=True)`` over texts already rendered in memory: it reads no file,
 parses no JSON, hashes nothing, takes no ids out of its result and writes nothing. Every build
 must, and every MintDim build with the fast engine must also keep the parity guard's promise.
-This script times that least work on one thread, batch by batch (``--batch`` lines, as a
-build's ``build_batch``), alternately with gigatoken's bare call on the same batch (what each
-thread of the ceiling does, ``parallel=False``), ``--repeats`` times over, so host drift hits
-both sides alike:
+This script times that least work batch by batch (``--batch`` lines, as a build's
+``build_batch``), alternately with gigatoken's bare call on the same batch (what each thread of
+the ceiling does, ``parallel=False``), ``--repeats`` times over, so host drift hits both sides
+alike, in ``--cores`` processes at once (each a share of the batches), as a build and the
+ceiling keep every core busy:
 
 * read: the batch's bytes from the input file (``os.pread``, page cache warm);
 * parse: MintDim's own parse and render of the batch's lines (``parse_lines``, orjson; one
@@ -115,6 +116,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--sizes", default="128,256,512,1024,2048,4096,8192", help="unit sizes")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="the MintDim build's")
+    p.add_argument(
+        "--cores", type=int, default=os.cpu_count() or 1, help="processes timing the least work"
+    )
     args = p.parse_args(argv)
     batches = _batches(args.input, args.batch)
     samples = sum(len(lines) for _, _, lines in batches)
@@ -123,7 +127,8 @@ def main(argv: list[str] | None = None) -> None:
         f"# the fast engine's bound, {info['date']}, {info['cpu']}, {info['cores']} cores, "
         f"load average {os.getloadavg()[0]:.1f}\n"
         f"input: {args.input} ({args.input.stat().st_size / 1e6:.1f} MB, {samples:,} samples, "
-        f"batches of {args.batch}), one thread, {args.repeats} alternating passes\n"
+        f"batches of {args.batch}), {args.cores} processes at once, {args.repeats} alternating "
+        "passes\n"
     )
     print(
         "| tokenizer | gigatoken µs/sample | read | parse | hash | ids out | write | guard 1/64 "
@@ -134,7 +139,7 @@ def main(argv: list[str] | None = None) -> None:
     for path in args.tokenizer:
         print(_row(args, path, batches, samples), flush=True)
     print(
-        "\n(parts in µs per sample on one thread; loads and the guard at validation in CPU s; "
+        "\n(parts in CPU µs per sample; loads and the guard at validation in CPU s; "
         "MintDim: C over the build's CPU, and that over the bound with the guard; medians of "
         "the passes' paired figures)"
     )
@@ -153,14 +158,7 @@ def _row(args: argparse.Namespace, path: Path, batches: list, samples: int) -> s
     validation = partial(encoder.reference.encode_batch, corpus, [t.encode() for t in corpus])
     passes = []
     for _ in range(args.repeats):
-        before = dict(least.spent)
-        with tempfile.TemporaryDirectory(dir=args.input.parent) as sink:
-            least.open(Path(sink))
-            try:
-                _, ceiling = _alternated(least, bare, len(batches), 1)
-            finally:
-                least.close()
-        parts = {name: spent - before[name] for name, spent in least.spent.items()}
+        ceiling, parts = _on_every_core(args, least, bare, len(batches))
         fixed = (_fixed_loads(kind, path, args.tokenizer_options), _cpu(validation))
         passes.append((ceiling, parts, *fixed, _build(args, path, kind)))
     ceiling, parts, loads, guard = (
@@ -186,6 +184,49 @@ def _row(args: argparse.Namespace, path: Path, batches: list, samples: int) -> s
         f"| {statistics.median(p[4][1] for p in passes):.3f} "
         f"| {statistics.median(build):.3f} | {statistics.median(reached):.3f} |"
     )
+
+
+def _on_every_core(
+    args: argparse.Namespace, least: _Least, bare, batches: int
+) -> tuple[float, dict[str, float]]:
+    """One pass over every batch, shared out to ``--cores`` forked processes running at once
+    (process k takes batches k, k + cores, ...): CPU seconds of the bare call and of each part,
+    summed. A 2-core build runs both cores at once and each slows the other (shared caches, and
+    two vCPUs may be one core's two threads); its least work must be timed the same way."""
+    cores = max(1, args.cores)
+    children = []
+    for k in range(cores):
+        mine = list(range(k, batches, cores))
+        reader, writer = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: its share, then its figures through the pipe
+            os.close(reader)
+            with tempfile.TemporaryDirectory(dir=args.input.parent) as sink:
+                least.open(Path(sink))
+                try:
+                    _, ceiling = _alternated(
+                        lambda i, mine=mine: least(mine[i]),
+                        lambda i, mine=mine: bare(mine[i]),
+                        len(mine),
+                        1,
+                    )
+                finally:
+                    least.close()
+            with os.fdopen(writer, "wb") as out:
+                out.write(orjson.dumps({"ceiling": ceiling, "parts": least.spent}))
+            os._exit(0)
+        os.close(writer)
+        children.append((pid, reader))
+    ceiling, parts = 0.0, dict.fromkeys(least.spent, 0.0)
+    for pid, reader in children:
+        with os.fdopen(reader, "rb") as handle:
+            figures = orjson.loads(handle.read())
+        if os.waitpid(pid, 0)[1] != 0:
+            raise SystemExit("a process of the bound failed")
+        ceiling += figures["ceiling"]
+        for name, spent in figures["parts"].items():
+            parts[name] += spent
+    return ceiling, parts
 
 
 def _build(args: argparse.Namespace, path: Path, kind: str) -> tuple[float, float]:
