@@ -209,7 +209,7 @@ def _on_every_core(
                     # does, since each encodes every text once.
                     half = len(mine) // 2
                     _, ceiling = _alternated(
-                        lambda i, mine=mine: least(mine[(i + half) % len(mine)]),
+                        lambda i, mine=mine, half=half: least(mine[(i + half) % len(mine)]),
                         lambda i, mine=mine: bare(mine[i]),
                         len(mine),
                         1,
