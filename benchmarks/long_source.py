@@ -69,13 +69,19 @@ def main(argv: list[str] | None = None) -> None:
         for row in definitions(path, root, args.min_chars, args.max_chars)
     ]
     rows.sort(key=lambda row: (row["id"].rsplit(":", 1)[0], int(row["id"].rsplit(":", 1)[1])))
-    data = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode("utf-8")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_bytes(data)
+    data = write_rows(rows, args.out)
     print(
         f"{len(rows)} rows, {len(data) / 1e6:.1f} MB from {root} (Python {sys.version.split()[0]}, "
         f"PSF License); sha256 {hashlib.sha256(data).hexdigest()}"
     )
+
+
+def write_rows(rows: list[dict], out: Path) -> bytes:
+    """Write ``rows`` to ``out`` as JSONL (UTF-8, one object a line); the bytes written."""
+    data = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode("utf-8")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(data)
+    return data
 
 
 if __name__ == "__main__":

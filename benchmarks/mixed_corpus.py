@@ -30,7 +30,7 @@ import sysconfig
 from collections.abc import Iterator
 from pathlib import Path
 
-from long_source import definitions, stdlib_files
+from long_source import definitions, stdlib_files, write_rows
 
 
 def strings(value: object) -> Iterator[str]:
@@ -75,9 +75,7 @@ def main(argv: list[str] | None = None) -> None:
     rows = list(dataset_rows(args.datasets))
     texts = len(rows)
     rows += code_rows(args.min_chars, args.max_chars)
-    data = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode("utf-8")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_bytes(data)
+    data = write_rows(rows, args.out)
     print(
         f"{len(rows)} rows ({texts} from {args.datasets}, {len(rows) - texts} of code), "
         f"{len(data) / 1e6:.1f} MB; sha256 {hashlib.sha256(data).hexdigest()}"
