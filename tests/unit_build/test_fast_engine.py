@@ -510,6 +510,30 @@ def test_fast_without_gigatoken_falls_back_in_vietnamese_too(cwd, hf_json, monke
     assert (engine["ran"], engine["fallback_reason"]) == ("reference", "not_installed")
 
 
+@pytest.mark.parametrize("lang", ["en", "vi"])
+def test_a_refusal_quoting_json_is_shown_as_the_library_wrote_it(
+    cwd, hf_json, monkeypatch, caplog, lang
+):
+    """gigatoken's words reach the notice verbatim, braces and all: they are filled into a text
+    that is formatted again when shown (a ``{`` once crashed the fallback instead of taking it)."""
+    _needs_gigatoken()
+    import gigatoken
+
+    said = 'expected a model like {"type": "BPE"}, got {}'
+
+    def refuse(data):
+        raise RuntimeError(said)
+
+    monkeypatch.setattr(gigatoken.Tokenizer, "from_json", refuse)
+    monkeypatch.setenv("MINTDIM_LANG", lang)
+    write_jsonl("data.jsonl", _rows(20, set()))
+    caplog.set_level(logging.INFO, logger="mintdim")
+    job(["data.jsonl"], {"path": str(hf_json), "engine": "fast"}).run(workers=1, progress=False)
+    notices = [r.getMessage() for r in caplog.records if 'engine "fast"' in r.getMessage()]
+    assert len(notices) == 1 and f"({said})" in notices[0]
+    assert read_json("out/manifest.json")["tokenizer"]["engine"]["fallback_reason"] == "unsupported"
+
+
 def test_reference_is_the_default_and_leaves_the_manifest_unchanged(cwd, hf_json):
     write_jsonl("data.jsonl", _rows(20, set()))
     job(["data.jsonl"], {"path": str(hf_json)}, out="./a").run(workers=1, progress=False)

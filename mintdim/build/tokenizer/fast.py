@@ -58,9 +58,11 @@ class FastEngineUnavailable(Exception):
         self.detail = detail
 
     def explain(self) -> Bilingual:
-        """The reason, filled in, in both languages."""
+        """The reason, filled in, in both languages: a field of another text, which formats it
+        again when shown, so the library's own words (a ``{`` in a JSON error) are escaped."""
         text = REASONS[self.reason]
-        return Bilingual(text.en.format(detail=self.detail), text.vi.format(detail=self.detail))
+        detail = self.detail.replace("{", "{{").replace("}", "}}")
+        return Bilingual(text.en.format(detail=detail), text.vi.format(detail=detail))
 
 
 class FastEncoder:
