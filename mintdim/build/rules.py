@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from mintdim.errors import MintDimError
+from mintdim.options import is_int
 
 __all__ = ["is_positive_int", "per_file"]
 
@@ -26,5 +27,7 @@ def per_file(
 
 
 def is_positive_int(value: object) -> bool:
-    """An int of at least 1; ``True`` is an int subclass, but not a count."""
-    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+    """An integer of at least 1, Python's or numpy's (sizes computed with numpy are counts too);
+    ``True`` is an int subclass, but not a count. Callers keep ``int(value)``: plans and
+    manifests hold Python ints."""
+    return is_int(value) and value > 0

@@ -291,6 +291,53 @@ def test_run_takes_numpy_ints_and_bools_as_plain_ones(cwd, sp_model):
             assert plain[name] == numpy[name], name
 
 
+def test_declared_counts_take_numpy_ints_and_record_plain_ones(cwd, sp_model):
+    """Unit sizes, build_batch, samples_per_shard and max_line_bytes computed with numpy (sizes
+    from percentiles, say) build what the same Python ints build: every file byte for byte."""
+    write_jsonl("a.jsonl", [{"text": t} for t in training_text(30, seed=4)])
+    for out, number in (("./plain", int), ("./numpy", np.int64), ("./numpy32", np.uint32)):
+        declared = job(
+            ["./a.jsonl"],
+            sp_model,
+            out=out,
+            sizes=[[number(8), number(16), number(32), number(64)]],
+            build_batch=[number(4)],
+            samples_per_shard=[number(7)],
+        )
+        declared = declared.source.jsonl(
+            files=["./a.jsonl"],
+            fields=[["text"]],
+            templates=["{text}"],
+            max_line_bytes=number(4096),
+        )
+        declared.run(workers=1, progress=False)
+    plain = tree_bytes("plain")
+    assert len(plain) > 5
+    for other in ("numpy", "numpy32"):
+        got = tree_bytes(other)
+        assert got.keys() == plain.keys()
+        for name in plain:
+            if name != "manifest.json":  # it names its output directory
+                assert got[name] == plain[name], (other, name)
+        manifest = json.loads(got["manifest.json"])
+        assert manifest["units"]["sizes"] == [8, 16, 32, 64]
+
+
+@pytest.mark.parametrize(
+    ("where", "value"),
+    [("sizes", np.int64(0)), ("sizes", np.True_), ("build_batch", np.int64(-4))],
+)
+def test_numpy_counts_break_the_same_rules(cwd, sp_model, where, value):
+    write_jsonl("a.jsonl", [{"text": "x"}])
+    settings = {
+        "sizes": [[8, 16]],
+        "build_batch": [4],
+        where: [[value]] if where == "sizes" else [value],
+    }
+    with pytest.raises(mintdim.UnitValidationError, match="positive integer"):
+        job(["./a.jsonl"], sp_model, **settings).run(workers=1, progress=False)
+
+
 def test_scan_takes_a_numpy_worker_count(cwd, sp_model):
     write_jsonl("a.jsonl", [{"text": t} for t in training_text(20, seed=6)])
     declared = job(["./a.jsonl"], sp_model)

@@ -45,7 +45,7 @@ def max_line_bytes(value: object) -> int:
         return DEFAULT_MAX_LINE_BYTES
     if not is_positive_int(value):
         raise SourceValidationError(key="source.max_line_bytes", problem="not_positive", got=value)
-    return value
+    return int(value)
 
 
 def source_schemas(

@@ -59,7 +59,7 @@ def unit_settings(
             if entry[j] <= entry[j - 1]:
                 raise UnitValidationError(key=f"{key}[{j}]", value=entry[j], rule="ascending")
     batches = build_batches(build_batch, file_count)
-    return [(tuple(size_lists[i]), batches[i]) for i in range(file_count)]
+    return [(tuple(map(int, size_lists[i])), batches[i]) for i in range(file_count)]
 
 
 def build_batches(build_batch: object, file_count: int) -> list[int]:
@@ -69,7 +69,7 @@ def build_batches(build_batch: object, file_count: int) -> list[int]:
     batches = per_file(build_batch, file_count, partial(UnitMappingError, key="units.build_batch"))
     for i, value in enumerate(build_batch):
         _positive_int(value, f"units.build_batch[{i}]")
-    return batches
+    return [int(batch) for batch in batches]
 
 
 def _positive_int(value: object, key: str) -> None:

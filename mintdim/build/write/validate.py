@@ -50,7 +50,7 @@ def samples_per_shard(value: object, file_count: int) -> list[int]:
     for i, count in enumerate(value):
         if not is_positive_int(count):
             raise SamplesPerShardError.not_positive(index=i, value=count)
-    return counts
+    return [int(count) for count in counts]
 
 
 def group_outputs(
