@@ -656,3 +656,24 @@ def test_the_cache_key_is_the_model_bytes_and_the_converter_version(monkeypatch,
     assert converted(b"model!", "gigatoken 1", convert("d")) == b"d"  # another model
     assert made == ["a", "c", "d"]
     assert len(list((tmp_path / "fast-engine").iterdir())) == 3
+
+
+def test_without_a_home_nothing_is_kept_and_the_model_still_converts(monkeypatch):
+    """A container's uid with neither $HOME nor a passwd entry: Path.home() raises, the cache is
+    skipped, the conversion is not."""
+    from pathlib import Path
+
+    from mintdim.build.tokenizer.converted import cache_dir, converted
+
+    for name in ("MINTDIM_CACHE_DIR", "XDG_CACHE_HOME", "HOME"):
+        monkeypatch.delenv(name, raising=False)
+
+    def homeless(cls=None):
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(Path, "home", classmethod(homeless))
+    assert cache_dir() is None
+    made: list[int] = []
+    assert converted(b"model", "gigatoken 1", lambda: made.append(1) or b"json") == b"json"
+    assert converted(b"model", "gigatoken 1", lambda: made.append(1) or b"json") == b"json"
+    assert made == [1, 1]

@@ -32,12 +32,18 @@ EDIT = "1"
 """The version of MintDim's edit of the converted file: a change to it must change the key."""
 
 
-def cache_dir() -> Path:
-    """Where converted models are kept (module docstring)."""
+def cache_dir() -> Path | None:
+    """Where converted models are kept (module docstring); None when no directory is named and
+    the user has no home (a container's uid without a passwd entry): then nothing is kept."""
     declared = os.environ.get("MINTDIM_CACHE_DIR")
     if declared:
         return Path(declared) / "fast-engine"
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base:
+        try:
+            base = str(Path.home() / ".cache")
+        except (RuntimeError, KeyError):  # Path.home() finds neither $HOME nor a passwd entry
+            return None
     return Path(base) / "mintdim" / "fast-engine"
 
 
@@ -46,8 +52,10 @@ def converted(model: bytes, library: str, convert: Callable[[], bytes]) -> bytes
 
     ``library`` names the converter (``gigatoken 0.10.0``): another version converts afresh.
     """
-    key = hashlib.sha256(b"\0".join([model, library.encode(), EDIT.encode()])).hexdigest()
     directory = cache_dir()
+    if directory is None:
+        return convert()
+    key = hashlib.sha256(b"\0".join([model, library.encode(), EDIT.encode()])).hexdigest()
     for path in sorted(directory.glob(f"{key}-*.json")) if directory.is_dir() else []:
         data = _read(path)
         if data is not None and hashlib.sha256(data).hexdigest() == path.stem[len(key) + 1 :]:
