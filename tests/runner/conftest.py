@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig
 
+from mintdim import set_language
 from mintdim.runner import config_dir, register_configs, register_resolvers
 from tests.waiting import SAFETY_NET
 
@@ -24,6 +25,17 @@ register_configs()
 @pytest.fixture(autouse=True)
 def _hydra_singletons(hydra_restore_singletons: None) -> None:
     """Restore Hydra's global state (GlobalHydra, HydraConfig, ConfigStore) after every test."""
+
+
+@pytest.fixture
+def english_from_the_repo_root(monkeypatch) -> Iterator[None]:
+    """Run from the repository root (the runner's relative paths) in English, the language
+    chosen afresh before and after."""
+    monkeypatch.chdir(REPO)
+    monkeypatch.delenv("MINTDIM_LANG", raising=False)
+    set_language(None)
+    yield
+    set_language(None)
 
 
 @pytest.fixture

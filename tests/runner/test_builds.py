@@ -12,7 +12,7 @@ import pytest
 import sentencepiece as spm
 from tokenizers import Tokenizer
 
-from mintdim import ConfigValueError, PipelineValidationError, UnitOverflowError, set_language
+from mintdim import ConfigValueError, PipelineValidationError, UnitOverflowError
 from mintdim.runner.app import run_job
 from mintdim.runner.demo import DEMO_DIR
 from tests.unit_build.helpers import tree_bytes_but_source_names
@@ -23,13 +23,7 @@ SOURCES = {"demo": 175, "alpaca": 175, "qa": 300, "mapped": 475}
 TOKENIZERS = ("demo_sentencepiece", "demo_hf_json")
 
 
-@pytest.fixture(autouse=True)
-def _english_from_the_repo_root(monkeypatch) -> None:
-    monkeypatch.chdir(REPO)
-    monkeypatch.delenv("MINTDIM_LANG", raising=False)
-    set_language(None)
-    yield
-    set_language(None)
+pytestmark = pytest.mark.usefixtures("english_from_the_repo_root")
 
 
 def encoder(tokenizer: str):

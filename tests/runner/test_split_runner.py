@@ -8,21 +8,14 @@ import json
 
 import pytest
 
-from mintdim import SplitOptionError, SplitRatioError, open_build, open_split, set_language
+from mintdim import SplitOptionError, SplitRatioError, open_build, open_split
 from mintdim.check.verify import verify_build
 from mintdim.runner.app import run_job
 from mintdim.split.check import verify_split
 
-from .conftest import REPO, run_cli
+from .conftest import run_cli
 
-
-@pytest.fixture(autouse=True)
-def _english_from_the_repo_root(monkeypatch) -> None:
-    monkeypatch.chdir(REPO)
-    monkeypatch.delenv("MINTDIM_LANG", raising=False)
-    set_language(None)
-    yield
-    set_language(None)
+pytestmark = pytest.mark.usefixtures("english_from_the_repo_root")
 
 
 def test_the_default_builds_only(compose_cfg, tmp_path) -> None:
