@@ -316,11 +316,7 @@ def _report(
     kinds = {kind: sum(edge.kind == kind for edge in edges) for kind in KINDS}
     near = linker.near
     return {
-        "build": {
-            "path": samples.shown,
-            "manifest_sha256": samples.manifest_sha256,
-            "samples": samples.count,
-        },
+        "build": samples.record(),
         "groups": {
             "count": int(listed.size),
             "singletons": int((listed == 1).sum()),
@@ -389,11 +385,7 @@ def _manifest(
     files = [GROUPS, JOINS, report.REPORT_JSON, report.REPORT_MD]
     return {
         **layout.header(layout.GROUPS_KIND),
-        "build": {
-            "path": samples.shown,
-            "manifest_sha256": samples.manifest_sha256,
-            "samples": samples.count,
-        },
+        "build": samples.record(),
         "settings": policy,
         "joins_file": None if joins is None else layout.file_record(Path(joins)),
         "files": {name: layout.file_record(path / name) for name in files},

@@ -62,6 +62,10 @@ class BuildSamples:
         """Number of samples."""
         return int(self.token_counts.size)
 
+    def record(self) -> dict[str, object]:
+        """The build as the groups' and splits' manifests and reports name it."""
+        return {"path": self.shown, "manifest_sha256": self.manifest_sha256, "samples": self.count}
+
     def where(self, sample_id: int) -> dict[str, object]:
         """A sample's source file and line, as the indexes name them."""
         return {

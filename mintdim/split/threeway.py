@@ -438,11 +438,7 @@ def _manifest(
         training.append({"path": windows.FILENAME, **layout.file_record(path / windows.FILENAME)})
     return {
         **layout.header(layout.SPLIT_KIND),
-        "build": {
-            "path": samples.shown,
-            "manifest_sha256": samples.manifest_sha256,
-            "samples": samples.count,
-        },
+        "build": samples.record(),
         "groups": {
             "path": os.fspath(groups),
             "manifest_sha256": hashlib.sha256(groups_raw).hexdigest(),
