@@ -32,6 +32,7 @@ from omegaconf import DictConfig
 from mintdim.errors import UnitOverflowError
 from mintdim.runner.pictures import sweep_picture
 from mintdim.runner.summary import dumps, error_headline, render_markdown, sweep_document
+from mintdim.shared.durable import write_renamed
 from mintdim.shared.lang import Bilingual
 from mintdim.shared.log import get_logger, show
 
@@ -131,12 +132,6 @@ def _locked(sweep: Path) -> Iterator[None]:
         yield
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def _rows(sweep: Path, launch: str) -> list[dict[str, Any]]:
     """The job rows of one launch (without their launch stamp)."""
     rows = []
@@ -153,8 +148,8 @@ def write_summary(sweep: Path, launch: str, finished: bool) -> dict[str, Any]:
         doc = sweep_document(_rows(sweep, launch), finished=finished)
         if finished:
             doc["picture"] = sweep_picture(sweep, doc)
-        _write_atomic(sweep / SUMMARY_JSON, dumps(doc))
-        _write_atomic(sweep / SUMMARY_MD, render_markdown(doc))
+        write_renamed(sweep / SUMMARY_JSON, dumps(doc).encode("utf-8"))
+        write_renamed(sweep / SUMMARY_MD, render_markdown(doc).encode("utf-8"))
     return doc
 
 
@@ -181,7 +176,10 @@ class SweepSummary(Callback):
         row = job_row(config, job_return, self.launch)
         job_dir = Path(str(config.hydra.runtime.output_dir))
         job_dir.mkdir(parents=True, exist_ok=True)
-        _write_atomic(job_dir / JOB_FILE, json.dumps(row, indent=2, ensure_ascii=False) + "\n")
+        write_renamed(
+            job_dir / JOB_FILE,
+            (json.dumps(row, indent=2, ensure_ascii=False) + "\n").encode("utf-8"),
+        )
         if row["status"] == "failed":
             show(_log, JOB_FAILED, logging.ERROR, job=row["job"], headline=row["error_headline"])
         write_summary(_sweep_dir(config), self.launch, finished=False)

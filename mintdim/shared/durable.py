@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+import uuid
 from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -25,6 +26,7 @@ __all__ = [
     "open_sequential",
     "sync_tree",
     "write_json_atomic",
+    "write_renamed",
 ]
 
 _HASH_BLOCK = 4 << 20
@@ -95,6 +97,18 @@ def open_sequential(path: Path) -> BinaryIO:
     if hasattr(os, "posix_fadvise"):
         os.posix_fadvise(handle.fileno(), 0, 0, os.POSIX_FADV_SEQUENTIAL)
     return handle
+
+
+def write_renamed(path: Path, data: bytes) -> None:
+    """Write ``data`` as ``path``, whole or not at all: into a temporary file of a name no other
+    writer uses, then renamed over ``path`` (the last writer wins; a failed write leaves no
+    temporary file). No fsync: for files a crash may lose but never show half-written."""
+    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    try:
+        temporary.write_bytes(data)
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
 
 
 def write_json_atomic(path: Path, content: object) -> None:

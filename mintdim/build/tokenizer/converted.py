@@ -20,9 +20,10 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
+
+from mintdim.shared import durable
 
 __all__ = ["cache_dir", "converted"]
 
@@ -81,16 +82,9 @@ def _remove(path: Path) -> None:
 
 
 def _keep(directory: Path, name: str, data: bytes) -> None:
-    """Write ``data`` as ``directory/name``, whole or not at all (a temporary file renamed)."""
+    """Write ``data`` as ``directory/name``, whole or not at all (best effort)."""
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=".converting-", dir=directory)
-        try:
-            with os.fdopen(handle, "wb") as out:
-                out.write(data)
-            os.replace(temporary, directory / name)
-        except BaseException:
-            os.unlink(temporary)
-            raise
+        durable.write_renamed(directory / name, data)
     except OSError as err:
         _log.debug("cannot keep the converted model in %s: %s", directory, err)

@@ -51,7 +51,7 @@ from mintdim.build.batch import EncodedBatch
 from mintdim.build.formats.layout import STAGING
 from mintdim.build.source import Piece
 from mintdim.errors import FragmentDamagedError, MintDimError, ResumeMismatchError
-from mintdim.shared.durable import file_sha256, json_bytes
+from mintdim.shared.durable import file_sha256, json_bytes, write_renamed
 
 __all__ = ["JOB", "Fragment", "Staging", "job_record"]
 
@@ -99,7 +99,7 @@ class Staging:
         if self.path.exists():
             shutil.rmtree(self.path)
         self.path.mkdir()
-        _write_renamed(job_path, json_bytes(record))
+        write_renamed(job_path, json_bytes(record))
 
     def staged_job(self) -> dict[str, object] | None:
         """The job record of an area left by an unfinished build, if there is one."""
@@ -219,12 +219,6 @@ class _Hashed:
     def write(self, data: bytes | memoryview) -> int:
         self._digest.update(data)
         return self._handle.write(data)
-
-
-def _write_renamed(path: Path, data: bytes) -> None:
-    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    temporary.write_bytes(data)
-    os.replace(temporary, path)
 
 
 def _first_difference(staged: object, now: object, key: str = "") -> str:
