@@ -1,9 +1,12 @@
-"""The fast engine's bound: the best ratio to gigatoken's own ceiling that any build can reach.
+"""An engine's bound: the best ratio to its library's own ceiling that any build can reach.
 
     python benchmarks/bound.py --input /tmp/mintdim-bench/gen-...-48000-....jsonl \\
         --fields text --template '{text}' --tokenizer roberta-base.tokenizer.json
     python benchmarks/bound.py ... --tokenizer mistral-7b-v0.1.tokenizer.model \\
         --tokenizer-options '{"pad_fallback": "eos"}'
+    python benchmarks/bound.py --engine reference --input .../gen-...-300000-....jsonl \\
+        --fields instruction,input,output --template '{instruction}\\n\\n{input}\\n\\n{output}' \\
+        --tokenizer albert-base-v2.spiece.model
 
 Run by hand, never in CI. The ceiling of ``throughput.py``'s fast engine is gigatoken's
 ``encode_batch(texts, parallel=True)`` over texts already rendered in memory: it reads no file,
@@ -20,8 +23,9 @@ ceiling keep every core busy:
   array per batch parses no faster here) and the texts' UTF-8 bytes;
 * hash: SHA-256 of each rendered text's UTF-8 bytes (sample_index.jsonl, duplicate_index.jsonl);
 * ids out: gigatoken's flat ids and counts as numpy arrays;
-* write: each sample's record padded to its unit (the smallest of ``--sizes`` that holds it)
-  and its sample_index.jsonl line, written to a file and hashed (the manifest lists both);
+* write: each sample's record padded to its unit (the smallest of ``--sizes`` that holds it),
+  its sample_index.jsonl line and, when its ids hold the tokenizer's UNK, its unk_index.jsonl
+  line, written to files and hashed (the manifest lists them);
 * guard: the reference library re-encoding rows 0, 64, 128, ... of the batch.
 
 And once per build (fixed, CPU seconds, medians of ``--repeats``): loading the reference
@@ -38,6 +42,13 @@ Each pass also runs a real MintDim build of the same file (``engine="fast"``, ``
 a fresh child, as ``throughput.py`` runs it) and takes its CPU seconds, the driver's and its
 workers': ``C / that`` is the build's ratio on the same footing as the bounds, and the bound
 divided into it how much of the bound the build reaches (1.0: it does no more work than the least).
+
+``--engine reference`` measures the reference engine's bound against ``throughput.py``'s
+``ceiling``, the library's own batch call (SentencePiece ``encode(utf-8 bytes, num_threads,
+return_type="numpy")``, ``tokenizers`` ``encode_batch_fast``), one thread per process here. A
+reference build has no guard, and loads one tokenizer. Its "ids out" is what MintDim's own
+encoding call (every id in one array, as the writer needs them) costs beyond the bare call: it
+is below zero where MintDim's call is the cheaper of the two (SentencePiece's buffers).
 """
 
 from __future__ import annotations
@@ -59,13 +70,16 @@ import orjson
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from _contenders import load_library_tokenizer  # noqa: E402
 from _harness import machine, mintdim_env, run_contender, tokenizer_kind  # noqa: E402
 from per_core import _alternated  # noqa: E402 - it also sets TOKENIZERS_PARALLELISM=false
 
 from mintdim import TemplateLiteralWarning, pipeline  # noqa: E402
+from mintdim.build.batch import _unk_parts  # noqa: E402
 from mintdim.build.contracts import FilePlan, TokenizerSpec  # noqa: E402
 from mintdim.build.formats.sample_index import SampleIndexWriter, sample_parts  # noqa: E402
 from mintdim.build.formats.shards import UnitShardWriter  # noqa: E402
+from mintdim.build.formats.unk_index import UnkIndexWriter  # noqa: E402
 from mintdim.build.source.jsonl import RawBatch, parse_lines  # noqa: E402
 from mintdim.build.tokenizer import load_encoder, parity  # noqa: E402
 from mintdim.build.units.planner import assign_units, padded_rows  # noqa: E402
@@ -75,7 +89,7 @@ _LOAD = """
 import sys, time
 from mintdim.build.contracts import TokenizerSpec
 from mintdim.build.tokenizer import load_encoder
-spec = TokenizerSpec(sys.argv[1], sys.argv[2], sys.argv[2], engine="fast", **eval(sys.argv[3]))
+spec = TokenizerSpec(sys.argv[1], sys.argv[2], sys.argv[2], engine=sys.argv[4], **eval(sys.argv[3]))
 started = time.process_time()
 encoder = load_encoder(spec)
 encoder.encode_batch(["x"], [b"x"])
@@ -98,9 +112,10 @@ def _batches(path: Path, size: int) -> list[tuple[int, int, list[bytes]]]:
     return out
 
 
-def _fixed_loads(kind: str, path: Path, options: dict) -> float:
-    """CPU seconds of loading both tokenizers and gigatoken's first call, in a fresh process."""
-    command = [sys.executable, "-c", _LOAD, kind, str(path), repr(options)]
+def _fixed_loads(kind: str, path: Path, options: dict, engine: str) -> float:
+    """CPU seconds of loading the engine's tokenizers (the fast engine: both) and its first call
+    (gigatoken's imports awkward), in a fresh process."""
+    command = [sys.executable, "-c", _LOAD, kind, str(path), repr(options), engine]
     return float(subprocess.run(command, env=mintdim_env(), capture_output=True, text=True).stdout)
 
 
@@ -112,6 +127,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--template", default="{text}", help="template (\\n as real newlines)")
     p.add_argument("--tokenizer", type=Path, action="append", required=True, help="repeatable")
     p.add_argument("--tokenizer-options", type=orjson.loads, default={}, help="JSON")
+    p.add_argument("--engine", choices=("fast", "reference"), default="fast")
     p.add_argument("--batch", type=int, default=4096, help="lines per batch (build_batch)")
     p.add_argument("--sizes", default="128,256,512,1024,2048,4096,8192", help="unit sizes")
     p.add_argument("--repeats", type=int, default=3)
@@ -124,14 +140,14 @@ def main(argv: list[str] | None = None) -> None:
     samples = sum(len(lines) for _, _, lines in batches)
     info = machine()
     print(
-        f"# the fast engine's bound, {info['date']}, {info['cpu']}, {info['cores']} cores, "
+        f"# the {args.engine} engine's bound, {info['date']}, {info['cpu']}, {info['cores']} cores, "
         f"load average {os.getloadavg()[0]:.1f}\n"
         f"input: {args.input} ({args.input.stat().st_size / 1e6:.1f} MB, {samples:,} samples, "
         f"batches of {args.batch}), {args.cores} processes at once, {args.repeats} alternating "
         "passes\n"
     )
     print(
-        "| tokenizer | gigatoken µs/sample | read | parse | hash | ids out | write | guard 1/64 "
+        f"| tokenizer | {'gigatoken' if args.engine == 'fast' else 'library'} µs/sample | read | parse | hash | ids out | write | guard 1/64 "
         "| loads s | guard at validation s | bound (every build) | bound (with the guard) "
         "| MintDim CPU s | MintDim wall s | MintDim | of the bound (with the guard) |"
     )
@@ -149,27 +165,37 @@ def _row(args: argparse.Namespace, path: Path, batches: list, samples: int) -> s
     """One tokenizer's table row: per pass, the batches alternately with the bare call, then the
     fixed work, so each pass's bound pairs figures taken within seconds of each other."""
     kind = tokenizer_kind(path)
-    spec = TokenizerSpec(kind, str(path), str(path), engine="fast", **args.tokenizer_options)
+    spec = TokenizerSpec(kind, str(path), str(path), engine=args.engine, **args.tokenizer_options)
     encoder = load_encoder(spec)
     least = _Least(args, encoder, batches)
-    bare = partial(_bare, encoder._fast, least.utf8)
-    bare(0)  # awkward imported, caches warmed alike
-    corpus = [text for _, _, text in parity.corpus()] + least.texts[0]
-    validation = partial(encoder.reference.encode_batch, corpus, [t.encode() for t in corpus])
+    if args.engine == "fast":
+        bare = partial(_bare, encoder._fast, least.utf8)
+        corpus = [text for _, _, text in parity.corpus()] + least.texts[0]
+        validation = partial(encoder.reference.encode_batch, corpus, [t.encode() for t in corpus])
+    else:
+        bare = partial(_library_call(kind, path), least)
+        validation = None  # no guard: nothing to check at validation
+    bare(0)  # imports made (awkward), caches warmed alike
     passes = []
     for _ in range(args.repeats):
         ceiling, parts = _on_every_core(args, least, bare, len(batches))
-        fixed = (_fixed_loads(kind, path, args.tokenizer_options), _cpu(validation))
+        if args.engine == "reference":
+            parts["ids out"] = parts.pop("encode") - ceiling
+        fixed = (
+            _fixed_loads(kind, path, args.tokenizer_options, args.engine),
+            _cpu(validation) if validation else 0.0,
+        )
         passes.append((ceiling, parts, *fixed, _build(args, path, kind)))
     ceiling, parts, loads, guard = (
         statistics.median(p[0] for p in passes),
-        {k: statistics.median(p[1][k] for p in passes) for k in least.spent},
+        {k: statistics.median(p[1].get(k, 0.0) for p in passes) for k in least.spent},
         statistics.median(p[2] for p in passes),
         statistics.median(p[3] for p in passes),
     )
     every, with_guard, build, reached = [], [], [], []
     for c, part, load, check, (build_cpu, _) in passes:
         least_work = sum(v for k, v in part.items() if k not in ("encode", "guard"))
+        part.setdefault("guard", 0.0)
         every.append(c / (c + least_work + load))
         with_guard.append(c / (c + least_work + part["guard"] + load + check))
         build.append(c / build_cpu)
@@ -234,11 +260,11 @@ def _on_every_core(
 
 
 def _build(args: argparse.Namespace, path: Path, kind: str) -> tuple[float, float]:
-    """``(CPU s, wall s)`` of a real fast-engine build of the input, in a fresh child: its
+    """``(CPU s, wall s)`` of a real build of the input with ``--engine``, in a fresh child: its
     ``job.run`` alone, driver and workers (as ``throughput.py`` times its contenders)."""
     with tempfile.TemporaryDirectory(dir=args.input.parent) as out:
         spec = {
-            "contender": "mintdim-fast",
+            "contender": "mintdim-fast" if args.engine == "fast" else "mintdim",
             "input": str(args.input),
             "fields": [f for f in args.fields.split(",") if f],
             "template": args.template.replace("\\n", "\n").replace("\\t", "\t"),
@@ -281,6 +307,17 @@ def _bare(fast, utf8: list[list[bytes]], number: int) -> None:
     fast.encode_batch(utf8[number], parallel=False)
 
 
+def _library_call(kind: str, path: Path):
+    """The reference library's call of ``throughput.py``'s ceiling on one thread, over a batch
+    of ``_Least``: its fastest variant, the counts only (SentencePiece on UTF-8 bytes)."""
+    library = load_library_tokenizer(kind, str(path))
+    if kind == "sentencepiece":
+        call = partial(library.encode, num_threads=1, return_type="numpy")
+        return lambda least, number: sum(map(len, call(least.utf8[number])))
+    call = partial(library.encode_batch_fast, add_special_tokens=False)
+    return lambda least, number: sum(map(len, call(least.texts[number])))
+
+
 class _Least:
     """The least work of one batch, part by part (CPU of each part summed in ``spent``)."""
 
@@ -306,6 +343,7 @@ class _Least:
             (directory / str(size)).mkdir()
             self._shards.append(UnitShardWriter(directory / str(size), size, 1 << 40))
         self._index = SampleIndexWriter(directory)
+        self._unk = UnkIndexWriter(directory)
         self._next = 0
 
     def close(self) -> None:
@@ -314,6 +352,7 @@ class _Least:
         for shard in self._shards:
             shard.abort()
         self._index.close()
+        self._unk.close()
 
     def __call__(self, number: int) -> None:
         tick = time.process_time
@@ -327,16 +366,22 @@ class _Least:
         t2 = tick()
         digests = b"".join([hashlib.sha256(data).digest() for data in utf8])
         t3 = tick()
-        batch = self.encoder._fast.encode_batch(utf8, parallel=False)
-        t4 = tick()
-        layout = batch.layout
-        offsets = np.asarray(layout.offsets.data)
-        flat, lengths = np.asarray(layout.content.data)[offsets[0] : offsets[-1]], np.diff(offsets)
+        if self.encoder.engine == "fast":
+            batch = self.encoder._fast.encode_batch(utf8, parallel=False)
+            t4 = tick()
+            layout = batch.layout
+            offsets = np.asarray(layout.offsets.data)
+            flat = np.asarray(layout.content.data)[offsets[0] : offsets[-1]]
+            lengths = np.diff(offsets)
+        else:  # one call gives every id in one array: "ids out" is found from the bare call's
+            flat, lengths = self.encoder.encode_batch(texts, utf8)
+            t4 = tick()
         t5 = tick()
-        self._write(digests, flat, lengths)
+        self._write(digests, flat, lengths, number)
         t6 = tick()
-        rows = range(0, len(texts), parity.EVERY)
-        self.encoder.reference.encode_batch([texts[r] for r in rows], [utf8[r] for r in rows])
+        if self.encoder.engine == "fast":
+            rows = range(0, len(texts), parity.EVERY)
+            self.encoder.reference.encode_batch([texts[r] for r in rows], [utf8[r] for r in rows])
         t7 = tick()
         for name, start, end in (
             ("read", t0, t1),
@@ -349,8 +394,9 @@ class _Least:
         ):
             spent[name] += end - start
 
-    def _write(self, digests: bytes, flat: np.ndarray, lengths: np.ndarray) -> None:
-        """Each record padded to its unit and written; each sample's index line written."""
+    def _write(self, digests: bytes, flat: np.ndarray, lengths: np.ndarray, number: int) -> None:
+        """Each record padded to its unit and written; each sample's index line and, for a
+        sample with UNK, its unk_index line written."""
         units = assign_units(lengths, self.sizes)
         info = self.encoder
         dtype = np.dtype("uint16" if info.vocab_size <= 1 << 16 else "uint32")
@@ -364,15 +410,20 @@ class _Least:
         hex_all = digests.hex()
         hexes = [hex_all[i : i + 64] for i in range(0, len(hex_all), 64)]
         count = lengths.size
+        lines = list(range(self.raw[number].first_line, self.raw[number].first_line + count))
         parts = sample_parts(
             hexes,
             lengths.tolist(),
             self.sizes[units].tolist(),
             '"data.jsonl"',
-            list(range(1, count + 1)),
+            lines,
             ["[]"] * count,
         )
         self._index.write(self._next, parts, self.sizes[units], np.zeros(count, np.int64), sequence)
+        if info.unk_id is not None:
+            # MintDim's own (vectorised) way: the least known for these lines.
+            found, _ = _unk_parts(flat, lengths, info.unk_id, hexes, lines, '"data.jsonl"', None)
+            self._unk.write(self._next, found)
         self._next += count
 
 
