@@ -23,7 +23,7 @@ import orjson
 from mintdim.build.contracts import BuildPlan, FilePlan, TokenizerSpec
 from mintdim.build.formats import spans
 from mintdim.build.formats.sample_index import sample_parts
-from mintdim.build.formats.unk_index import unk_parts
+from mintdim.build.formats.unk_index import unk_parts_flat
 from mintdim.build.segments import append_eos, stops_by_segments, stops_from_starts
 from mintdim.build.source import Batch, ParsedLines, Source, open_source
 from mintdim.build.tokenizer import Encoder, load_encoder, parity
@@ -87,7 +87,8 @@ class EncodedBatch:
     """Per sample, the middle of its sample_index.jsonl line (``sample_index.sample_parts``);
     None for a sample waiting for an extended unit, whose size is not known yet."""
     unk_parts: list[tuple[int, str]]
-    """(sample position in batch, its ``unk_index.unk_parts`` entry) for the samples with UNK."""
+    """(sample position in batch, its ``unk_index.unk_parts_flat`` entry) for the samples with
+    UNK."""
     unk_tokens: int
     overflows: list[Overflow]
     extend_tokens: list[np.ndarray]
@@ -474,10 +475,10 @@ def _unk_parts(
         return [], 0
     ends = np.cumsum(lengths)
     samples = np.searchsorted(ends, hits, side="right")
-    positions = (hits - (ends - lengths)[samples]).tolist()
-    # Python lists from here: slicing them is far cheaper than np.split for many small pieces.
-    cuts = [0, *(np.flatnonzero(np.diff(samples)) + 1).tolist(), len(positions)]
-    which = samples[cuts[:-1]].tolist()
-    found = [positions[start:stop] for start, stop in itertools.pairwise(cuts)]
-    parts = unk_parts([hexes[s] for s in which], source, [lines[s] for s in which], found)
-    return list(zip(which, parts, strict=True)), len(positions)
+    positions = hits - (ends - lengths)[samples]
+    first = np.flatnonzero(np.diff(samples, prepend=-1))  # each sample's first hit
+    which = samples[first].tolist()
+    counts = np.diff(first, append=positions.size).tolist()
+    hexes, lines = [hexes[s] for s in which], [lines[s] for s in which]
+    parts = unk_parts_flat(hexes, source, lines, positions, counts)
+    return list(zip(which, parts, strict=True)), int(positions.size)

@@ -180,3 +180,18 @@ def test_bulk_unk_parts_equal_one_json_document_per_sample(samples):
             "unk_positions": found,
         }
     assert unk_parts([], '"a"', [], []) == []
+
+
+def test_bulk_unk_parts_cut_every_number_whole_at_each_decimal_width():
+    """Each sample's run is cut out of one text by counted digits: every width from 1 digit to
+    19 (the largest int64), each sample ending on a number of another width, must read back
+    as exactly the sample's own positions."""
+    edges = sorted({0, 1, 2**63 - 1} | {v for k in range(1, 19) for v in (10**k - 1, 10**k)})
+    positions = [edges[i : i + width] for width in (1, 2, 3) for i in range(len(edges) - 2)]
+    hexes = [hashlib.sha256(bytes([i % 256])).hexdigest() for i in range(len(positions))]
+    lines = list(range(1, len(positions) + 1))
+    parts = unk_parts(hexes, '"a.jsonl"', lines, positions)
+    assert [json.loads("{" + part + "}")["unk_positions"] for part in parts] == positions
+    assert [json.loads("{" + part + "}")["unk_count"] for part in parts] == list(
+        map(len, positions)
+    )

@@ -11,13 +11,15 @@ that case fails before any data is read (``TemplateTokenizerError``).
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
+import numpy as np
 import orjson
 
 from mintdim.shared import durable
 
-__all__ = ["FILENAME", "UnkIndexWriter", "unk_line", "unk_parts"]
+__all__ = ["FILENAME", "UnkIndexWriter", "unk_line", "unk_parts", "unk_parts_flat"]
 
 FILENAME = "unk_index.jsonl"
 
@@ -28,13 +30,41 @@ def unk_parts(
     """Per sample with UNK, its line after ``"sample_id":N,`` and before its closing brace:
     everything a worker knows. ``source`` is the source file already as a JSON string;
     ``positions[i]`` (never empty) the UNK positions of sample i."""
-    # One orjson call writes every sample's list: they hold ints only, so "],[" separates them.
-    listed = orjson.dumps(positions).decode()[2:-2].split("],[") if positions else []
+    counts = [len(found) for found in positions]
+    flat = np.fromiter(itertools.chain.from_iterable(positions), dtype=np.int64, count=sum(counts))
+    return unk_parts_flat(digest_hexes, source, lines, flat, counts)
+
+
+def unk_parts_flat(
+    digest_hexes: list[str], source: str, lines: list[int], positions: np.ndarray, counts: list[int]
+) -> list[str]:
+    """:func:`unk_parts` from every sample's positions back to back (``counts[i]`` of them, never
+    0, are sample i's): no list per sample is made."""
+    if not counts:
+        return []
+    # One orjson call writes every position ("[a,b,...]"). Each number takes its digits and one
+    # separator, so a sample's run is cut out of that text by offsets summed in bulk.
+    text = orjson.dumps(positions.tolist()).decode()
+    after = np.cumsum(_digits(positions) + 1)  # in text[1:], just past each number's separator
+    stops = after[np.cumsum(counts) - 1].tolist()
+    starts = [1, *(stop + 1 for stop in stops[:-1])]
     return [
         f'"hash":"{digest}","source_file":{source},"source_line":{line},'
-        f'"unk_count":{len(found)},"unk_positions":[{text}]'
-        for digest, line, found, text in zip(digest_hexes, lines, positions, listed, strict=True)
+        f'"unk_count":{count},"unk_positions":[{text[start:stop]}]'
+        for digest, line, count, start, stop in zip(
+            digest_hexes, lines, counts, starts, stops, strict=True
+        )
     ]
+
+
+def _digits(values: np.ndarray) -> np.ndarray:
+    """How many decimal digits each non-negative integer of ``values`` has."""
+    digits = np.ones(values.size, dtype=np.int64)
+    power, top = 10, int(values.max(initial=0))
+    while power <= top:
+        digits += values >= power
+        power *= 10
+    return digits
 
 
 def unk_line(sample_id: int, part: str) -> str:
