@@ -18,7 +18,8 @@ the ceiling does, ``parallel=False``), ``--repeats`` times over, so host drift h
 alike, in ``--cores`` processes at once (each a share of the batches), as a build and the
 ceiling keep every core busy:
 
-* read: the batch's bytes from the input file (``os.pread``, page cache warm);
+* read: the batch's bytes from the input file (``os.pread``, page cache warm) and their SHA-256
+  (the manifest's fingerprint of each input, which a build checks again at its end);
 * parse: MintDim's own parse and render of the batch's lines (``parse_lines``, orjson; one
   array per batch parses no faster here) and the texts' UTF-8 bytes;
 * hash: SHA-256 of each rendered text's UTF-8 bytes (sample_index.jsonl, duplicate_index.jsonl);
@@ -338,6 +339,7 @@ class _Least:
     def open(self, directory: Path) -> None:
         """Open the input for reading and the output's writers in ``directory``."""
         self._input = os.open(self.source, os.O_RDONLY)
+        self._fingerprint = hashlib.sha256()
         self._shards = []
         for size in self.sizes.tolist():
             (directory / str(size)).mkdir()
@@ -359,7 +361,7 @@ class _Least:
         spent = self.spent
         offset, length, _ = self.batches[number]
         t0 = tick()
-        os.pread(self._input, length, offset)
+        self._fingerprint.update(os.pread(self._input, length, offset))
         t1 = tick()
         texts = parse_lines(self.raw[number], self.file).texts
         utf8 = [text.encode("utf-8") for text in texts]
