@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from mintdim import UnitValidationError, plan_units
 from mintdim.build.units.optimal import plans_up_to
+from mintdim.build.units.planner import padded_rows
 
 _LENGTHS = st.lists(st.integers(min_value=0, max_value=13), min_size=1, max_size=40)
 
@@ -179,3 +180,37 @@ def test_plans_up_to_equal_one_plan_per_count(lengths, most, align):
     for k, plan in enumerate(table, start=1):
         alone = plan_units(np.array(lengths), k, align=align, cost="attention")
         assert (plan.sizes, plan.objective, plan.count) == (alone.sizes, alone.objective, k)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    lengths=st.lists(st.integers(0, 600), max_size=40),
+    picks=st.lists(st.booleans(), min_size=40, max_size=40),
+    extra=st.sampled_from([0, 1, 7, 200]),
+    narrowest=st.sampled_from([1, 255, 256, 257, 512]),
+    dtype=st.sampled_from([np.uint16, np.uint32]),
+)
+def test_padded_rows_equal_one_row_built_at_a_time(lengths, picks, extra, narrowest, dtype):
+    """Narrow units are filled by one masked store, wide ones (past 256) one slice per row:
+    both must give each selected sample's ids, then the pad id, row by row, in sample order."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    selected = np.asarray(picks[: lengths.size], dtype=bool)
+    width = max(narrowest, int(lengths[selected].max(initial=0))) + extra
+    flat = np.arange(1, int(lengths.sum()) + 1, dtype=np.int32) % 60_000
+    starts = np.cumsum(lengths) - lengths
+    expected = [
+        list(flat[start : start + n]) + [65_535] * (width - n)
+        for start, n, keep in zip(starts, lengths, selected, strict=True)
+        if keep
+    ]
+    rows = padded_rows(flat, lengths, selected, width, 65_535, np.dtype(dtype))
+    assert rows.dtype == dtype and rows.shape == (len(expected), width)
+    assert rows.tolist() == expected
+
+
+def test_padded_rows_refuse_a_sample_wider_than_its_unit():
+    lengths = np.asarray([3, 300], dtype=np.int64)
+    flat = np.zeros(303, dtype=np.int32)
+    for width in (200, 299):
+        with pytest.raises(ValueError, match="over the width"):
+            padded_rows(flat, lengths, np.asarray([True, True]), width, 0, np.dtype(np.uint16))
