@@ -26,25 +26,15 @@ __all__ = ["PieceEncoder", "cut_pieces", "default_piece_bytes"]
 _MIN_PIECE = 1 << 20
 _MAX_PIECE = 256 << 20
 _PIECES_PER_INPUT = 1024
-_FEW_PIECES = 64
-_FEW_PIECES_UP_TO = 8 << 20
 
 
 def default_piece_bytes(input_bytes: int) -> int:
     """The piece size when none is given: a function of the input's total size only.
 
-    A power of two, at least 1 MiB (a second or so of the slowest tokenizing) and at most 256 MiB
-    (a terabyte is ~4000 pieces: few files, few tasks); within those, the larger of 1/1024 of the
-    input and 1/64 of it up to 8 MiB. So 64 MiB to 512 MiB is cut into 33-64 pieces, up to 8 GiB
-    into 8 MiB pieces, and more into about 1024. A piece's batches (one library call each) are no
-    longer than the piece, whose per-piece costs larger pieces also spread: 1 MiB holds ~1,200
-    mixed-text samples, under a third of a 4096-line batch. Measured (10 and 8 paired rounds):
-    8 MiB pieces built 400 MB 4.5% faster than 1 MiB (roberta, fast engine), 4 MiB 165 MB 5%
-    faster (albert, reference). 33 pieces still keep every core of a machine busy to the end.
+    About 1024 pieces, a power of two between 1 MiB (a second or so of tokenizing: per-piece
+    costs stay small) and 256 MiB (a terabyte is ~4000 pieces: few files, few tasks).
     """
-    target = max(
-        1, input_bytes // _PIECES_PER_INPUT, min(_FEW_PIECES_UP_TO, input_bytes // _FEW_PIECES)
-    )
+    target = max(1, input_bytes // _PIECES_PER_INPUT)
     return min(_MAX_PIECE, max(_MIN_PIECE, 1 << (target - 1).bit_length()))
 
 
