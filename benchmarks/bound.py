@@ -196,7 +196,6 @@ def _row(args: argparse.Namespace, path: Path, batches: list, samples: int) -> s
     every, with_guard, build, reached = [], [], [], []
     for c, part, load, check, (build_cpu, _) in passes:
         least_work = sum(v for k, v in part.items() if k not in ("encode", "guard"))
-        part.setdefault("guard", 0.0)
         every.append(c / (c + least_work + load))
         with_guard.append(c / (c + least_work + part["guard"] + load + check))
         build.append(c / build_cpu)
@@ -284,16 +283,21 @@ def _build(args: argparse.Namespace, path: Path, kind: str) -> tuple[float, floa
     return result["cpu"], result["seconds"]
 
 
-def _file_plan(args: argparse.Namespace, spec: TokenizerSpec) -> FilePlan:
-    """The input's plan as a build validates it (the reference engine: no parity check here)."""
-    fields = [f for f in args.fields.split(",") if f]
-    template = args.template.replace("\\n", "\n").replace("\\t", "\t")
+def file_plan(
+    source: Path, fields: str, template: str, tokenizer: dict, sizes: str, batch: int
+) -> FilePlan:
+    """``source``'s plan as a build validates it (the reference engine: no parity check here):
+    ``fields`` comma-separated, ``template`` with ``\\n`` for newlines, ``tokenizer`` the
+    tokenizer step's dict (its ``kind`` key names the step), ``sizes`` the unit sizes
+    comma-separated, ``batch`` the build_batch."""
+    template = template.replace("\\n", "\n").replace("\\t", "\t")
     job = pipeline("unit-build").source.jsonl(
-        files=[str(args.input)], fields=[fields], templates=[template]
+        files=[str(source)], fields=[[f for f in fields.split(",") if f]], templates=[template]
     )
-    job = getattr(job.tokenizer, spec.kind)({"path": spec.path, **args.tokenizer_options})
-    job = job.units(sizes=[[int(s) for s in args.sizes.split(",")]], build_batch=[args.batch])
-    job = job.output.dir(str(args.input.parent / "bound-unused"), samples_per_shard=[100_000])
+    step = dict(tokenizer)
+    job = getattr(job.tokenizer, step.pop("kind"))(step)
+    job = job.units(sizes=[[int(s) for s in sizes.split(",")]], build_batch=[batch])
+    job = job.output.dir(str(source.parent / "plan-unused"), samples_per_shard=[100_000])
     warnings.simplefilter("ignore", TemplateLiteralWarning)  # the build's concern, not the bound's
     return validate(job._config)[0].files[0]
 
@@ -324,7 +328,14 @@ class _Least:
 
     def __init__(self, args: argparse.Namespace, encoder, batches: list) -> None:
         self.encoder, self.batches, self.source = encoder, batches, args.input
-        self.file = _file_plan(args, encoder.spec)
+        self.file = file_plan(
+            args.input,
+            args.fields,
+            args.template,
+            {"kind": encoder.spec.kind, "path": encoder.spec.path, **args.tokenizer_options},
+            args.sizes,
+            args.batch,
+        )
         self.raw, line = [], 1
         for _, _, lines in batches:
             self.raw.append(RawBatch(0, line, b"\n".join(lines)))

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import argparse
 import io
+import itertools
 import statistics
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import pyarrow as pa
@@ -30,12 +30,11 @@ import pyarrow.json as pj
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _harness import machine  # noqa: E402
+from _harness import machine, tokenizer_kind  # noqa: E402
+from bound import file_plan  # noqa: E402
 
-from mintdim import TemplateLiteralWarning, pipeline  # noqa: E402
 from mintdim.build.source import open_source  # noqa: E402
 from mintdim.build.source.jsonl import RawBatch, parse_lines  # noqa: E402
-from mintdim.build.validate import validate  # noqa: E402
 
 
 def _arrow(raw: RawBatch, fields: list[str], literals: list[str]) -> list[str]:
@@ -60,25 +59,17 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--repeats", type=int, default=5)
     args = p.parse_args(argv)
     fields = args.fields.split(",")
-    template = args.template.replace("\\n", "\n").replace("\\t", "\t")
-    job = pipeline("unit-build").source.jsonl(
-        files=[str(args.input)], fields=[fields], templates=[template]
-    )
-    kind = "sentencepiece" if args.tokenizer.suffix == ".model" else "hf_json"
-    job = getattr(job.tokenizer, kind)({"path": str(args.tokenizer)})
-    job = job.units(sizes=[[128, 8192]], build_batch=[args.batch])
-    job = job.output.dir(str(args.input.parent / "parse-unused"), samples_per_shard=[100_000])
-    warnings.simplefilter("ignore", TemplateLiteralWarning)
-    plan = validate(job._config)[0].files[0]
+    tokenizer = {"kind": tokenizer_kind(args.tokenizer), "path": str(args.tokenizer)}
+    plan = file_plan(args.input, args.fields, args.template, tokenizer, "128,8192", args.batch)
     segments = plan.template.segments()
-    literals = [value for kind, value in segments if kind == "literal"]
-    if [value for kind, value in segments if kind == "field"] != fields or len(literals) != len(
+    literals = [value for what, value in segments if what == "literal"]
+    if [value for what, value in segments if what == "field"] != fields or len(literals) != len(
         fields
     ) - 1:
         raise SystemExit(
             "the template must name each field once, in --fields order, between literals"
         )
-    raws = [raw for raw, _ in zip(open_source(plan).batches(), range(args.batches), strict=False)]
+    raws = list(itertools.islice(open_source(plan).batches(), args.batches))
     samples = 0
     for raw in raws:
         texts = parse_lines(raw, plan).texts
