@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from tokenizers import Tokenizer
 
-from mintdim.build.formats.unk_index import unk_parts
+from mintdim.build.formats.unk_index import unk_parts, unk_parts_flat
 from mintdim.read.reader import open_build
 from tests.conftest import corpora_file
 from tests.unit_build.helpers import job, read_json, read_jsonl, reference_encoder, write_jsonl
@@ -183,15 +183,19 @@ def test_bulk_unk_parts_equal_one_json_document_per_sample(samples):
 
 
 def test_bulk_unk_parts_cut_every_number_whole_at_each_decimal_width():
-    """Each sample's run is cut out of one text by counted digits: every width from 1 digit to
-    19 (the largest int64), each sample ending on a number of another width, must read back
-    as exactly the sample's own positions."""
+    """A batch's runs are cut out of one text by counted digits (``unk_parts_flat``): every
+    width from 1 digit to 19 (the largest int64), each sample ending on a number of another
+    width, must read back as exactly the sample's own positions, and as ``unk_parts`` writes
+    them from one list per sample."""
     edges = sorted({0, 1, 2**63 - 1} | {v for k in range(1, 19) for v in (10**k - 1, 10**k)})
     positions = [edges[i : i + width] for width in (1, 2, 3) for i in range(len(edges) - 2)]
     hexes = [hashlib.sha256(bytes([i % 256])).hexdigest() for i in range(len(positions))]
     lines = list(range(1, len(positions) + 1))
-    parts = unk_parts(hexes, '"a.jsonl"', lines, positions)
+    flat = np.asarray([p for found in positions for p in found], dtype=np.int64)
+    parts = unk_parts_flat(hexes, '"a.jsonl"', lines, flat, list(map(len, positions)))
     assert [json.loads("{" + part + "}")["unk_positions"] for part in parts] == positions
     assert [json.loads("{" + part + "}")["unk_count"] for part in parts] == list(
         map(len, positions)
     )
+    assert parts == unk_parts(hexes, '"a.jsonl"', lines, positions)
+    assert unk_parts_flat([], '"a"', [], np.zeros(0, dtype=np.int64), []) == []

@@ -11,7 +11,6 @@ that case fails before any data is read (``TemplateTokenizerError``).
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 
 import numpy as np
@@ -30,16 +29,16 @@ def unk_parts(
     """Per sample with UNK, its line after ``"sample_id":N,`` and before its closing brace:
     everything a worker knows. ``source`` is the source file already as a JSON string;
     ``positions[i]`` (never empty) the UNK positions of sample i."""
-    counts = [len(found) for found in positions]
-    flat = np.fromiter(itertools.chain.from_iterable(positions), dtype=np.int64, count=sum(counts))
-    return unk_parts_flat(digest_hexes, source, lines, flat, counts)
+    # One orjson call writes every sample's list: they hold ints only, so "],[" separates them.
+    listed = orjson.dumps(positions).decode()[2:-2].split("],[") if positions else []
+    return _parts(digest_hexes, source, lines, list(map(len, positions)), listed)
 
 
 def unk_parts_flat(
     digest_hexes: list[str], source: str, lines: list[int], positions: np.ndarray, counts: list[int]
 ) -> list[str]:
     """:func:`unk_parts` from every sample's positions back to back (``counts[i]`` of them, never
-    0, are sample i's): no list per sample is made."""
+    0, are sample i's), as a batch finds them: no list per sample is made."""
     if not counts:
         return []
     # One orjson call writes every position ("[a,b,...]"). Each number takes its digits and one
@@ -48,12 +47,18 @@ def unk_parts_flat(
     after = np.cumsum(_digits(positions) + 1)  # in text[1:], just past each number's separator
     stops = after[np.cumsum(counts) - 1].tolist()
     starts = [1, *(stop + 1 for stop in stops[:-1])]
+    listed = [text[start:stop] for start, stop in zip(starts, stops, strict=True)]
+    return _parts(digest_hexes, source, lines, counts, listed)
+
+
+def _parts(
+    digest_hexes: list[str], source: str, lines: list[int], counts: list[int], listed: list[str]
+) -> list[str]:
+    """The parts, each sample's positions already written out (``listed``, no brackets)."""
     return [
         f'"hash":"{digest}","source_file":{source},"source_line":{line},'
-        f'"unk_count":{count},"unk_positions":[{text[start:stop]}]'
-        for digest, line, count, start, stop in zip(
-            digest_hexes, lines, counts, starts, stops, strict=True
-        )
+        f'"unk_count":{count},"unk_positions":[{text}]'
+        for digest, line, count, text in zip(digest_hexes, lines, counts, listed, strict=True)
     ]
 
 
