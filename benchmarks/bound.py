@@ -27,12 +27,13 @@ ceiling keep every core busy:
 * write: each sample's record padded to its unit (the smallest of ``--sizes`` that holds it),
   its sample_index.jsonl line and, when its ids hold the tokenizer's UNK, its unk_index.jsonl
   line, written to files and hashed (the manifest lists them);
-* guard: the reference library re-encoding rows 0, 64, 128, ... of the batch.
+* guard: the reference library re-encoding the rows the default guard samples (``parity``
+  ``every``: lines 1, 513, 1025, ... of the file).
 
 And once per build (fixed, CPU seconds, medians of ``--repeats``): loading the reference
 tokenizer and gigatoken as MintDim loads them, with gigatoken's first batch call (which imports
 awkward), each in a fresh process; the guard's validation: the reference library encoding the
-parity corpus and the first batch of the file.
+parity corpus and the records on the file's first ``parity`` ``first_rows`` lines.
 
 The bound of a build of the whole input file is ``C / (C + L + F)``: C the bare gigatoken CPU
 over every batch, L the least work over every batch, F the fixed work. A build that kept both
@@ -64,6 +65,7 @@ import tempfile
 import time
 import warnings
 from functools import partial
+from itertools import chain, islice
 from pathlib import Path
 
 import numpy as np
@@ -77,7 +79,7 @@ from per_core import _alternated  # noqa: E402 - it also sets TOKENIZERS_PARALLE
 
 from mintdim import TemplateLiteralWarning, pipeline  # noqa: E402
 from mintdim.build.batch import _unk_parts  # noqa: E402
-from mintdim.build.contracts import FilePlan, TokenizerSpec  # noqa: E402
+from mintdim.build.contracts import FilePlan, ParityGuard, TokenizerSpec  # noqa: E402
 from mintdim.build.formats.sample_index import SampleIndexWriter, sample_parts  # noqa: E402
 from mintdim.build.formats.shards import UnitShardWriter  # noqa: E402
 from mintdim.build.formats.unk_index import UnkIndexWriter  # noqa: E402
@@ -86,6 +88,8 @@ from mintdim.build.tokenizer import load_encoder, parity  # noqa: E402
 from mintdim.build.units.planner import assign_units, padded_rows  # noqa: E402
 from mintdim.build.validate import validate  # noqa: E402
 
+GUARD = ParityGuard()
+"""The parity guard a default fast build keeps (the tokenizer key ``parity``)."""
 _LOAD = """
 import sys, time
 from mintdim.build.contracts import TokenizerSpec
@@ -148,7 +152,7 @@ def main(argv: list[str] | None = None) -> None:
         "passes\n"
     )
     print(
-        f"| tokenizer | {'gigatoken' if args.engine == 'fast' else 'library'} µs/sample | read | parse | hash | ids out | write | guard 1/64 "
+        f"| tokenizer | {'gigatoken' if args.engine == 'fast' else 'library'} µs/sample | read | parse | hash | ids out | write | guard 1/{GUARD.every} "
         "| loads s | guard at validation s | bound (every build) | bound (with the guard) "
         "| MintDim CPU s | MintDim wall s | MintDim | of the bound (with the guard) |"
     )
@@ -171,7 +175,8 @@ def _row(args: argparse.Namespace, path: Path, batches: list, samples: int) -> s
     least = _Least(args, encoder, batches)
     if args.engine == "fast":
         bare = partial(_bare, encoder._fast, least.utf8)
-        corpus = [text for _, _, text in parity.corpus()] + least.texts[0]
+        first = islice(chain.from_iterable(least.texts), GUARD.first_rows)
+        corpus = [text for _, _, text in parity.corpus()] + list(first)
         validation = partial(encoder.reference.encode_batch, corpus, [t.encode() for t in corpus])
     else:
         bare = partial(_library_call(kind, path), least)
@@ -393,7 +398,9 @@ class _Least:
         self._write(digests, flat, lengths, number)
         t6 = tick()
         if self.encoder.engine == "fast":
-            rows = range(0, len(texts), parity.EVERY)
+            # Lines 1, 1 + every, ...: the batch's first line is its offset in the file.
+            start = -(self.raw[number].first_line - 1) % GUARD.every
+            rows = range(start, len(texts), GUARD.every)
             self.encoder.reference.encode_batch([texts[r] for r in rows], [utf8[r] for r in rows])
         t7 = tick()
         for name, start, end in (

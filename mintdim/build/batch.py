@@ -422,13 +422,13 @@ def _parity(
     """The parity guard during the build (tokenizer/parity.py): ``(rows checked, (position of
     the first row whose ids differ, its error) or None)``.
 
-    A first-batch row whose text and ids match what the reference gave at validation
+    A first row whose text and ids match what the reference gave at validation
     (``verdicts``) is checked; only the other sampled rows are re-encoded here.
     """
     if not isinstance(encoder, FastEncoder):
         return 0, None
     lines = parsed.line_numbers[: len(utf8)]
-    rows = parity.build_rows(lines, file.build_batch, file.parity_first is not None).tolist()
+    rows = parity.build_rows(lines, file.tokenizer.parity, file.parity_first is not None).tolist()
     done = (
         parity.settled(verdicts, rows, lines, utf8, flat, lengths)
         if verdicts

@@ -22,6 +22,7 @@ __all__ = [
     "LongSample",
     "OutputPlan",
     "OutputResult",
+    "ParityGuard",
     "RunOptions",
     "ScanResult",
     "Template",
@@ -123,6 +124,20 @@ def _value_functions(
 
 
 @dataclass(frozen=True, slots=True)
+class ParityGuard:
+    """What the fast engine's parity guard checks during a build (tokenizer key ``parity``).
+
+    Beyond the parity corpus and the bundled demo texts at validation, the reference library
+    re-derives the records on the first ``first_rows`` lines of the first input, then the
+    records on lines 1, 1 + ``every``, 1 + 2 × ``every``, ... of every input. Both are chosen
+    by line number alone, so the rows checked never depend on batches, workers or pieces.
+    """
+
+    first_rows: int = 512
+    every: int = 512
+
+
+@dataclass(frozen=True, slots=True)
 class TokenizerSpec:
     """Which tokenizer file to load, with which library, and the opt-in SFT settings."""
 
@@ -146,6 +161,8 @@ class TokenizerSpec:
     unk_fallback: str | None = None
     """Used only when the library has no UNK: ``"eos"``, a token string, or ``"none"``
     (the UNK tier is off)."""
+    parity: ParityGuard = ParityGuard()
+    """The fast engine's parity guard (unused by the reference engine)."""
 
     @property
     def spans(self) -> bool:
@@ -184,7 +201,7 @@ class TokenizerInfo:
     reference_version: str = ""
     """The reference library and its version (the parity guard's judge with the fast engine)."""
     parity_texts: int = 0
-    """Texts the parity guard compared at validation (the parity corpus and the first batch)."""
+    """Texts the parity guard compared at validation (the parity corpus and the first rows)."""
 
     @property
     def dtype(self) -> np.dtype:
@@ -218,8 +235,8 @@ class FilePlan:
     """Index into ``BuildPlan.outputs`` of the directory this file writes to (None in a scan)."""
     parity_first: tuple[tuple[int, bytes], ...] | None = None
     """With the fast engine, in the first file it reads: ``(line, parity.row_digests entry)`` of
-    each sample of the first batch, as the reference library encoded it at validation. None in
-    every other file."""
+    each sample on its first ``parity.first_rows`` lines, as the reference library encoded it at
+    validation. None in every other file."""
     format: str = "jsonl"
     """How the file is stored, which names the source that reads it (``source.open_source``)."""
 

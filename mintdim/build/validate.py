@@ -8,6 +8,7 @@ A scan (``validate_scan``) checks only what it reads: source, tokenizer and buil
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -21,7 +22,7 @@ from mintdim.build.contracts import (
     TokenizerSpec,
 )
 from mintdim.build.rules import per_file
-from mintdim.build.source import ParsedLines, open_source
+from mintdim.build.source import open_source
 from mintdim.build.source import validate as source_validate
 from mintdim.build.tokenizer import Encoder, parity
 from mintdim.build.tokenizer import validate as tokenizer_validate
@@ -233,9 +234,10 @@ def _span_width(spec: TokenizerSpec, files: list[FilePlan]) -> int:
 
 
 def _parity(encoder: Encoder, files: tuple[FilePlan, ...]) -> tuple[int, tuple[FilePlan, ...]]:
-    """The parity guard at validation (tokenizer/parity.py): the parity corpus, then the first
-    batch of the first file this fast encoder reads. Returns the number of texts compared, and
-    the files with that first batch's reference digests on the first file (``parity_first``)."""
+    """The parity guard at validation (tokenizer/parity.py): the parity corpus, then the records
+    on the first ``parity.first_rows`` lines of the first file this fast encoder reads. Returns
+    the number of texts compared, and the files with those rows' reference digests on the first
+    file (``parity_first``)."""
     first = next((f for f in files if f.tokenizer == encoder.spec), None)
     if not isinstance(encoder, FastEncoder) or first is None:
         return 0, files
@@ -244,18 +246,38 @@ def _parity(encoder: Encoder, files: tuple[FilePlan, ...]) -> tuple[int, tuple[F
         where.append((file, line))
         texts.append(text)
     stages = ["parity_corpus"] * len(texts)
-    source = open_source(first)
-    raw = next(source.batches(), None)
-    batch = ParsedLines([], [], [], 0, None) if raw is None else source.parse(raw)
-    where += [(first.path, line) for line in batch.line_numbers]
-    texts += batch.texts
-    stages += ["first_batch"] * len(batch.texts)
+    lines, first_texts = _first_rows(first, encoder.spec.parity.first_rows)
+    where += [(first.path, line) for line in lines]
+    texts += first_texts
+    stages += ["first_rows"] * len(first_texts)
     utf8 = [text.encode("utf-8") for text in texts]
     fast, reference = parity.encode_both(encoder, texts, utf8)
     error = parity.compare(encoder, fast, reference, where, stages)
     if error is not None:
         raise error
-    # Equal to the reference's ids: the build compares the first batch with these digests.
-    digests = parity.row_digests(utf8, *fast)[len(texts) - len(batch.texts) :]
-    verdicts = tuple(zip(batch.line_numbers, digests, strict=True))
+    # Equal to the reference's ids: the build compares the first rows with these digests.
+    digests = parity.row_digests(utf8, *fast)[len(texts) - len(first_texts) :]
+    verdicts = tuple(zip(lines, digests, strict=True))
     return len(texts), tuple(replace(f, parity_first=verdicts) if f is first else f for f in files)
+
+
+def _first_rows(plan: FilePlan, count: int) -> tuple[list[int], list[str]]:
+    """The line numbers and texts of the records on a file's first ``count`` lines, up to its
+    first bad record (the build itself reports that one, where it stands)."""
+    lines: list[int] = []
+    texts: list[str] = []
+    if count == 0:
+        return lines, texts
+    source = open_source(plan)
+    batches = source.batches()
+    try:
+        for raw in batches:
+            parsed = source.parse(raw)
+            keep = bisect.bisect_right(parsed.line_numbers, count)
+            lines += parsed.line_numbers[:keep]
+            texts += parsed.texts[:keep]
+            if parsed.error is not None or raw.last_line >= count:
+                break
+    finally:
+        batches.close()
+    return lines, texts

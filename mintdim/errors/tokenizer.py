@@ -40,8 +40,10 @@ class TokenizerValidationError(MintDimError, ValueError):
         "unk_id và pad_id được lấy từ thư viện tokenizer.",
     )
     _OPTIONS = Bilingual(
-        "The allowed keys are path, engine, encode, append_eos, pad_fallback and unk_fallback.",
-        "Các key được phép: path, engine, encode, append_eos, pad_fallback và unk_fallback.",
+        "The allowed keys are path, engine, encode, append_eos, pad_fallback, unk_fallback "
+        "and parity.",
+        "Các key được phép: path, engine, encode, append_eos, pad_fallback, unk_fallback "
+        "và parity.",
     )
     _CONFIG_PROBLEMS: ClassVar[dict[str, Bilingual]] = {
         "not_dict": Bilingual(
@@ -63,6 +65,30 @@ class TokenizerValidationError(MintDimError, ValueError):
         "bad_option": Bilingual(
             "tokenizer config key {option} has an invalid value: {got!r}.",
             "key {option} trong config tokenizer có giá trị không hợp lệ: {got!r}.",
+        ),
+        "parity_not_dict": Bilingual(
+            'tokenizer config key parity must be a mapping such as {{"first_rows": 512, '
+            '"every": 512}}, got {got!r}.',
+            'key parity trong config tokenizer phải là một mapping, ví dụ {{"first_rows": 512, '
+            '"every": 512}}, hiện tại là {got!r}.',
+        ),
+        "parity_unknown_keys": Bilingual(
+            "tokenizer config key parity has unknown keys: {got!r}. Its keys are first_rows "
+            "and every.",
+            "key parity trong config tokenizer có key không hợp lệ: {got!r}. Các key của nó là "
+            "parity.first_rows và parity.every.",
+        ),
+        "parity_first_rows": Bilingual(
+            "tokenizer config key parity.first_rows must be a whole number, 0 or more "
+            "(0: no first rows checked), got {got!r}.",
+            "key parity.first_rows trong config tokenizer phải là số nguyên từ 0 trở lên "
+            "(0: không kiểm tra các hàng đầu), hiện tại là {got!r}.",
+        ),
+        "parity_every": Bilingual(
+            "tokenizer config key parity.every must be a whole number, 1 or more "
+            "(1: every row checked), got {got!r}.",
+            "key parity.every trong config tokenizer phải là số nguyên từ 1 trở lên "
+            "(1: kiểm tra mọi hàng), hiện tại là {got!r}.",
         ),
     }
     _METHODS: ClassVar[dict[str, str]] = {"sentencepiece": ".model", "hf_json": ".json"}
@@ -90,6 +116,13 @@ class TokenizerValidationError(MintDimError, ValueError):
             "index": 0,
             "got": "tokens",
             "option": "encode",
+        },
+        {
+            "component": "config",
+            "problem": "parity_every",
+            "index": 0,
+            "got": 0,
+            "option": "parity.every",
         },
         {
             "component": "format",
@@ -124,6 +157,15 @@ class TokenizerValidationError(MintDimError, ValueError):
     def bad_option(cls, *, index: int, key: str, got: object) -> TokenizerValidationError:
         """Tokenizer config ``index`` gives option ``key`` a value it cannot take."""
         return cls(component="config", problem="bad_option", index=index, got=got, option=key)
+
+    @classmethod
+    def bad_parity(
+        cls, *, index: int, problem: str, got: object, option: str = "parity"
+    ) -> TokenizerValidationError:
+        """Tokenizer config ``index`` gives the parity guard a setting it cannot take:
+        ``problem`` is "parity_not_dict", "parity_unknown_keys", "parity_first_rows" or
+        "parity_every"."""
+        return cls(component="config", problem=problem, index=index, got=got, option=option)
 
     @classmethod
     def unsupported_format(cls, *, index: int, path: str, method: str) -> TokenizerValidationError:
@@ -192,7 +234,9 @@ class TokenizerValidationError(MintDimError, ValueError):
                     '- pad_fallback: "eos", "unk" or a token of the tokenizer, used only when '
                     "the library has no PAD\n"
                     '- unk_fallback: "eos", a token of the tokenizer, or "none", used only when '
-                    "the library has no UNK",
+                    "the library has no UNK\n"
+                    "- parity: the fast engine's guard, a mapping of first_rows (whole number, 0 "
+                    "or more, default 512) and every (whole number, 1 or more, default 512)",
                     '- engine: "reference" (mặc định: thư viện của chính tokenizer) hoặc "fast" '
                     "(gigatoken, được đối chiếu với engine tham chiếu trong lúc chạy)\n"
                     '- encode: "whole" hoặc "segments" (lưu span của segment)\n'
@@ -200,7 +244,9 @@ class TokenizerValidationError(MintDimError, ValueError):
                     '- pad_fallback: "eos", "unk" hoặc một token của tokenizer, chỉ dùng khi '
                     "thư viện không có PAD\n"
                     '- unk_fallback: "eos", một token của tokenizer, hoặc "none", chỉ dùng khi '
-                    "thư viện không có UNK",
+                    "thư viện không có UNK\n"
+                    "- parity: bộ kiểm tra của engine fast, một mapping gồm parity.first_rows (số "
+                    "nguyên từ 0, mặc định 512) và parity.every (số nguyên từ 1, mặc định 512)",
                 ),
             )
 
@@ -454,9 +500,9 @@ class TokenizerEncodeError(MintDimError, RuntimeError):
 class TokenizerParityError(MintDimError, RuntimeError):
     """Raised when the fast engine's ids for a text differ from the reference library's.
 
-    The parity guard compares them at validation (the bundled parity corpus and the first batch
-    of the data) and during the build (a deterministic sample of rows); the build stops at the
-    first difference and writes no manifest.
+    The parity guard compares them at validation (the bundled parity corpus and the first rows
+    of the data, ``parity.first_rows``) and during the build (one row in ``parity.every``, by
+    line number); the build stops at the first difference and writes no manifest.
     """
 
     _FOUND: ClassVar[dict[str, Bilingual]] = {
@@ -464,9 +510,10 @@ class TokenizerParityError(MintDimError, RuntimeError):
             "at validation, in MintDim's bundled parity corpus",
             "khi kiểm tra cấu hình, trong bộ văn bản đối chiếu đi kèm MintDim",
         ),
-        "first_batch": Bilingual(
-            "at validation, in the first batch of your data",
-            "khi kiểm tra cấu hình, trong batch đầu tiên của dữ liệu của bạn",
+        "first_rows": Bilingual(
+            "at validation, in the first rows of your data (parity.first_rows)",
+            "khi kiểm tra cấu hình, trong các hàng đầu tiên của dữ liệu của bạn "
+            "(parity.first_rows)",
         ),
         "build": Bilingual(
             "during the build, in a row re-encoded by the reference library",

@@ -13,6 +13,8 @@ from typing import Any, get_type_hints
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
+from mintdim.build.contracts import ParityGuard
+
 __all__ = [
     "SCHEMA_NAME",
     "ExecutorConfig",
@@ -163,6 +165,30 @@ class SourceConfig:
 
 
 @dataclass
+class ParityConfig:
+    """The tokenizer key ``parity``: what the fast engine's parity guard checks during a build."""
+
+    first_rows: int = field(
+        default=ParityGuard().first_rows,
+        metadata=_help(
+            "the fast engine's guard re-derives the rows on the first file's first N lines with "
+            "the reference library (0: none)",
+            "bộ kiểm tra của engine fast tokenize lại bằng thư viện tham chiếu các hàng trên N "
+            "dòng đầu của file đầu tiên (0: không hàng nào)",
+            "tokenizer.parity.first_rows=4096",
+        ),
+    )
+    every: int = field(
+        default=ParityGuard().every,
+        metadata=_help(
+            "then one row in N of every file, by line number (1: every row)",
+            "sau đó cứ N hàng thì kiểm tra một hàng của mọi file, theo số dòng (1: mọi hàng)",
+            "tokenizer.parity.every=1",
+        ),
+    )
+
+
+@dataclass
 class TokenizerConfig:
     """``.tokenizer.<type>([{"path": p} for p in path])``."""
 
@@ -224,6 +250,14 @@ class TokenizerConfig:
             "UNK when the library has none: eos, an existing token string, or none (UNK tier off)",
             "UNK khi thư viện không có: eos, một token có sẵn, hoặc none (tắt tầng UNK)",
             "tokenizer.unk_fallback=none",
+        ),
+    )
+    parity: ParityConfig = field(
+        default_factory=ParityConfig,
+        metadata=_help(
+            "the fast engine's parity guard: first_rows and every (docs/fast-engine.md)",
+            "bộ kiểm tra parity của engine fast: first_rows và every (docs/fast-engine.md)",
+            "tokenizer.parity.every=64",
         ),
     )
 

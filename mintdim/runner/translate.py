@@ -26,6 +26,7 @@ path into the build.
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from enum import Enum
 from typing import Any
 
@@ -35,6 +36,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from mintdim import ConfigValueError, MintDimError, pipeline
 from mintdim.build.api import UnitBuildPipeline
+from mintdim.build.contracts import ParityGuard
 from mintdim.build.validate import SCAN_BUILD_BATCH
 from mintdim.runner.confdir import config_dir
 from mintdim.runner.demo import register_resolvers
@@ -51,8 +53,11 @@ __all__ = [
     "split_arguments",
 ]
 
-TOKENIZER_OPTIONS = ("engine", "encode", "append_eos", "pad_fallback", "unk_fallback")
+TOKENIZER_OPTIONS = ("engine", "encode", "append_eos", "pad_fallback", "unk_fallback", "parity")
 """Tokenizer keys shared by every path: each is added to every ``{"path": ...}`` dict when set."""
+
+_PARITY_DEFAULTS = asdict(ParityGuard())
+"""The runner's ``tokenizer.parity`` as declared by default: left out, as the API's own."""
 
 BUILD_KEYS = {
     "source": ("files", "fields", "templates", "max_line_bytes", "kind"),
@@ -126,7 +131,7 @@ def fluent_arguments(
     options = {
         key: v["tokenizer", key]
         for key in TOKENIZER_OPTIONS
-        if v["tokenizer", key] not in (None, False, "reference")
+        if v["tokenizer", key] not in (None, False, "reference", _PARITY_DEFAULTS)
     }
     tokenizer = [{"path": p, **options} for p in paths] if isinstance(paths, list) else paths
     return {

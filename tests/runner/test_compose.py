@@ -402,3 +402,26 @@ def test_tokenizer_engine_reaches_every_tokenizer_dict(compose_cfg) -> None:
 def test_an_unknown_tokenizer_engine_fails_while_composing(compose_cfg) -> None:
     with pytest.raises(Exception, match="turbo"):
         compose_cfg("tokenizer=hf_json", "tokenizer.path=[./a.json]", "tokenizer.engine=turbo")
+
+
+def test_tokenizer_parity_reaches_every_tokenizer_dict(compose_cfg) -> None:
+    out = ("output=dir", "output.dir=[./o]")
+    fast = ("tokenizer=hf_json", "tokenizer.path=[./a.json,./b.json]", "tokenizer.engine=fast")
+    cfg = compose_cfg(*fast, "tokenizer.parity.every=1", "tokenizer.parity.first_rows=0", *out)
+    guard = {"first_rows": 0, "every": 1}
+    assert job_from_config(cfg).config.tokenizer == [
+        {"path": "./a.json", "engine": "fast", "parity": guard},
+        {"path": "./b.json", "engine": "fast", "parity": guard},
+    ]
+    # The defaults are the API's own: left out, as every option at its default is.
+    default = job_from_config(compose_cfg(*fast, *out))
+    assert default.config.tokenizer == [
+        {"path": "./a.json", "engine": "fast"},
+        {"path": "./b.json", "engine": "fast"},
+    ]
+
+
+@pytest.mark.parametrize("override", ["tokenizer.parity.every=often", "tokenizer.parity.evry=3"])
+def test_a_bad_tokenizer_parity_key_fails_while_composing(compose_cfg, override) -> None:
+    with pytest.raises(Exception, match="parity"):
+        compose_cfg("tokenizer=hf_json", "tokenizer.path=[./a.json]", override)

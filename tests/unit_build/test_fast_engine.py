@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from mintdim.build.api import found_before_work
+from mintdim.build.contracts import ParityGuard
 from mintdim.build.tokenizer import parity
 from mintdim.build.tokenizer.fast import FastEncoder
 from mintdim.errors import TokenizerParityError, TokenizerValidationError
@@ -123,12 +124,13 @@ def test_fast_build_is_byte_identical_to_reference(
     assert "engine" not in json.loads(reference["manifest.json"])["tokenizer"]
     engine = manifest["tokenizer"]["engine"]
     assert engine["ran"] == "fast" and engine["library"].startswith("gigatoken ")
+    # The default guard, by line number alone (whatever build_batch and the workers): the first
+    # 512 lines, then lines 1, 513, 1025, ...
     samples = len(corpora_texts())
-    first_batch = min(build_batch, samples)
-    later = range(build_batch, samples, build_batch)
-    sampled = first_batch + sum(len(range(0, min(build_batch, samples - s), 64)) for s in later)
+    sampled = sum(1 for offset in range(samples) if offset < 512 or offset % 512 == 0)
     assert engine["parity"]["rows_checked_during_build"] == sampled
-    assert engine["parity"]["texts_checked_at_validation"] > first_batch
+    assert (engine["parity"]["first_rows"], engine["parity"]["every"]) == (512, 512)
+    assert engine["parity"]["texts_checked_at_validation"] > min(512, samples)
 
 
 def test_sentencepiece_control_pieces_in_text_stay_text(cwd):
@@ -218,38 +220,50 @@ def roberta() -> str:
     return str(corpora_file("tokenizers/roberta-base.tokenizer.json"))
 
 
+GUARD = {"first_rows": 100, "every": 64}
+"""A guard small enough to pin on a few hundred rows: lines 1-100, then lines 1, 65, 129, ..."""
+
+
+def _fast(roberta: str, guard: dict | None = GUARD) -> dict:
+    return {"path": roberta, "engine": "fast", **({"parity": guard} if guard else {})}
+
+
 @pytest.mark.corpora
-@pytest.mark.parametrize("workers", [1, 2])
-def test_guard_stops_the_build_at_a_sampled_row(cwd, monkeypatch, roberta, workers):
-    # build_batch 100: rows 0..99 are the first batch; in the third batch (rows 200..299) the
-    # guard re-encodes rows 200 and 264. Row 264 is line 265.
-    write_jsonl("data.jsonl", _rows(400, {264}))
+@pytest.mark.parametrize(("workers", "build_batch"), [(1, 100), (2, 100), (2, 37)])
+def test_guard_stops_the_build_at_a_sampled_row(cwd, monkeypatch, roberta, workers, build_batch):
+    # Lines 1, 65, 129, 193, 257, ... are sampled whatever the batches: row 256 is line 257.
+    write_jsonl("data.jsonl", _rows(400, {256}))
     _perturb(monkeypatch, b"MARK")
     with pytest.raises(TokenizerParityError) as caught:
-        job(["data.jsonl"], {"path": roberta, "engine": "fast"}, build_batch=(100,)).run(
+        job(["data.jsonl"], _fast(roberta), build_batch=(build_batch,)).run(
             workers=workers, progress=False
         )
     err = caught.value
-    assert (err.stage, err.file, err.line) == ("build", "data.jsonl", 265)
+    assert (err.stage, err.file, err.line) == ("build", "data.jsonl", 257)
     assert not found_before_work(err)
     at = err.position - err.window_start
     assert err.fast[at] == err.reference[at] + 1
     assert err.fast[:at] == err.reference[:at] and err.fast[at + 1 :] == err.reference[at + 1 :]
     assert str(err.reference) in err.message("en") and str(err.fast) in err.message("vi")
-    assert "data.jsonl:265" in err.message("en") and "data.jsonl:265" in err.message("vi")
+    assert "data.jsonl:257" in err.message("en") and "data.jsonl:257" in err.message("vi")
     assert 'engine": "reference"' in err.message("en")
     assert not (cwd / "out" / "manifest.json").exists()
 
 
 @pytest.mark.corpora
-def test_guard_checks_every_row_of_the_first_batch_at_validation(cwd, monkeypatch, roberta):
+@pytest.mark.parametrize("build_batch", [30, 100, 1000])
+def test_guard_checks_every_first_row_at_validation(cwd, monkeypatch, roberta, build_batch):
+    """``first_rows`` no longer follows ``build_batch``: line 58 is among the first 100 lines
+    whether a batch holds 30 of them, 100 or all."""
     write_jsonl("data.jsonl", _rows(300, {57}))  # row 57 is no multiple of 64
     _perturb(monkeypatch, b"MARK")
     with pytest.raises(TokenizerParityError) as caught:
-        job(["data.jsonl"], {"path": roberta, "engine": "fast"}, build_batch=(100,)).run(
+        job(["data.jsonl"], _fast(roberta), build_batch=(build_batch,)).run(
             workers=1, progress=False
         )
-    assert (caught.value.stage, caught.value.line) == ("first_batch", 58)
+    assert (caught.value.stage, caught.value.line) == ("first_rows", 58)
+    assert "parity.first_rows" in caught.value.message("en")
+    assert "parity.first_rows" in caught.value.message("vi")
     assert found_before_work(caught.value)
     assert not (cwd / "out").exists()
 
@@ -272,19 +286,20 @@ def test_unsampled_rows_are_not_reencoded(cwd, monkeypatch, roberta):
     says which rows are checked). This pins the sampling rule, not a wish."""
     write_jsonl("data.jsonl", _rows(300, {150}))
     _perturb(monkeypatch, b"MARK")
-    job(["data.jsonl"], {"path": roberta, "engine": "fast"}, build_batch=(100,)).run(
-        workers=1, progress=False
-    )
-    assert (
-        read_json("out/manifest.json")["tokenizer"]["engine"]["parity"]["rows_checked_during_build"]
-        == 100 + 2 + 2
-    )
+    job(["data.jsonl"], _fast(roberta), build_batch=(100,)).run(workers=1, progress=False)
+    checked = read_json("out/manifest.json")["tokenizer"]["engine"]["parity"]
+    # Lines 1-100, then 129, 193 and 257 (rows 128, 192, 256).
+    assert checked["rows_checked_during_build"] == 100 + 3
+    assert (checked["first_rows"], checked["every"]) == (100, 64)
 
 
 @pytest.mark.corpora
-def test_first_batch_is_compared_with_the_reference_ids_of_validation(cwd, monkeypatch, roberta):
-    """The reference library encodes the first batch once (at validation); the build compares
-    its rows with what it gave then, and re-encodes only the later sampled rows."""
+@pytest.mark.parametrize("build_batch", [7, 100])
+def test_first_rows_are_compared_with_the_reference_ids_of_validation(
+    cwd, monkeypatch, roberta, build_batch
+):
+    """The reference library encodes the first rows once (at validation); the build compares
+    them with what it gave then, and re-encodes only the later sampled rows."""
     write_jsonl("data.jsonl", _rows(300, set()))
     reencoded = []
     real_check = parity.check
@@ -295,16 +310,14 @@ def test_first_batch_is_compared_with_the_reference_ids_of_validation(cwd, monke
         return real_check(encoder, texts, utf8, fast, where, stage)
 
     monkeypatch.setattr(parity, "check", spy)
-    job(["data.jsonl"], {"path": roberta, "engine": "fast"}, build_batch=(100,)).run(
-        workers=1, progress=False
-    )
-    assert sorted(reencoded) == [101, 165, 201, 265]  # rows 100, 164, 200, 264
+    job(["data.jsonl"], _fast(roberta), build_batch=(build_batch,)).run(workers=1, progress=False)
+    assert sorted(reencoded) == [129, 193, 257]  # rows 128, 192, 256
     checked = read_json("out/manifest.json")["tokenizer"]["engine"]["parity"]
-    assert checked["rows_checked_during_build"] == 100 + 2 + 2
+    assert checked["rows_checked_during_build"] == 100 + 3
 
 
 @pytest.mark.corpora
-def test_a_first_batch_row_the_fast_engine_changes_after_validation_stops_the_build(
+def test_a_first_row_the_fast_engine_changes_after_validation_stops_the_build(
     cwd, monkeypatch, roberta
 ):
     """Right at validation, wrong in the build: the recorded reference ids still catch it."""
@@ -315,7 +328,7 @@ def test_a_first_batch_row_the_fast_engine_changes_after_validation_stops_the_bu
     def wrong_after_validation(self, texts, utf8):
         calls.append(len(texts))
         flat, lengths = real(self, texts, utf8)
-        if len(calls) == 1:  # validation's one call: the parity corpus and the first batch
+        if len(calls) == 1:  # validation's one call: the parity corpus and the first rows
             return flat, lengths
         flat = flat.copy()
         starts = np.cumsum(lengths) - lengths
@@ -326,30 +339,113 @@ def test_a_first_batch_row_the_fast_engine_changes_after_validation_stops_the_bu
 
     monkeypatch.setattr(FastEncoder, "encode_batch", wrong_after_validation)
     with pytest.raises(TokenizerParityError) as caught:
-        job(["data.jsonl"], {"path": roberta, "engine": "fast"}, build_batch=(100,)).run(
-            workers=1, progress=False
-        )
+        job(["data.jsonl"], _fast(roberta), build_batch=(100,)).run(workers=1, progress=False)
     assert (caught.value.stage, caught.value.line) == ("build", 58)
     assert not (cwd / "out" / "manifest.json").exists()
 
 
 @pytest.mark.corpora
-def test_only_the_first_file_has_its_first_batch_checked_whole(cwd, monkeypatch, roberta):
-    """The first batch of the data is checked whole; other files are sampled one row in 64."""
+def test_only_the_first_file_has_its_first_rows_checked_whole(cwd, monkeypatch, roberta):
+    """The first rows of the data are checked whole; other files are sampled one row in 64."""
     write_jsonl("a.jsonl", _rows(150, set()))
     write_jsonl("b.jsonl", _rows(150, {57}))  # line 58 of the second file: not sampled
     _perturb(monkeypatch, b"MARK")
     job(
         ["a.jsonl", "b.jsonl"],
-        {"path": roberta, "engine": "fast"},
+        _fast(roberta),
         fields=(("text",), ("text",)),
         templates=("{text}", "{text}"),
         build_batch=(100, 100),
         out="./out",
     ).run(workers=1, progress=False)
     checked = read_json("out/manifest.json")["tokenizer"]["engine"]["parity"]
-    # a.jsonl: rows 0-99 and 100; b.jsonl: rows 0, 64, 100.
+    # a.jsonl: rows 0-99 and 128; b.jsonl: rows 0, 64, 128.
     assert checked["rows_checked_during_build"] == 100 + 1 + 3
+
+
+@pytest.mark.corpora
+def test_every_one_checks_every_row(cwd, monkeypatch, roberta):
+    write_jsonl("data.jsonl", _rows(300, set()))
+    job(["data.jsonl"], _fast(roberta, {"first_rows": 0, "every": 1}), build_batch=(64,)).run(
+        workers=2, progress=False
+    )
+    checked = read_json("out/manifest.json")["tokenizer"]["engine"]["parity"]
+    assert checked["rows_checked_during_build"] == 300
+    # A difference on a row no default guard samples (line 151) is found.
+    write_jsonl("data.jsonl", _rows(300, {150}))
+    _perturb(monkeypatch, b"MARK")
+    with pytest.raises(TokenizerParityError) as caught:
+        job(["data.jsonl"], _fast(roberta, {"every": 1}), out="./again").run(
+            workers=1, progress=False
+        )
+    assert (caught.value.stage, caught.value.line) == ("first_rows", 151)
+
+
+@pytest.mark.corpora
+def test_rows_checked_and_shards_never_depend_on_batches_workers_pieces_or_the_guard(cwd, roberta):
+    """The count the manifest records is a function of line numbers and the guard alone, and
+    the shards are the same bytes whatever the guard checks: only the parity record differs."""
+    rows = [{"text": f"row {i} " + "word " * (i % 37)} for i in range(3000)]
+    write_jsonl("data.jsonl", rows)
+    runs = [
+        ({}, 4096, 2, None),
+        ({}, 7, 1, None),
+        ({}, 333, 2, 4096),
+        (GUARD, 100, 2, 2048),
+        ({"every": 1}, 250, 2, None),
+        ({"first_rows": 0, "every": 1000}, 64, 1, None),
+    ]
+    builds, counts = [], {}
+    for n, (guard, build_batch, workers, piece_bytes) in enumerate(runs):
+        job(
+            ["data.jsonl"],
+            _fast(roberta, guard),
+            sizes=SIZES,
+            build_batch=(build_batch,),
+            out=f"./b{n}",
+        ).run(workers=workers, piece_bytes=piece_bytes, progress=False)
+        files = tree_bytes(cwd / f"b{n}")
+        manifest = json.loads(files.pop("manifest.json"))
+        record = manifest["tokenizer"]["engine"].pop("parity")
+        manifest.pop("manifest_sha256")
+        builds.append((files, manifest))
+        expected = ParityGuard(**guard)
+        assert (record["first_rows"], record["every"]) == (expected.first_rows, expected.every)
+        counts.setdefault((expected.first_rows, expected.every), set()).add(
+            record["rows_checked_during_build"]
+        )
+    assert all(build == builds[0] for build in builds[1:])
+    # Brute force over line numbers (no blank lines here: row i is line i + 1).
+    for (first_rows, every), seen in counts.items():
+        assert seen == {sum(1 for o in range(3000) if o < first_rows or o % every == 0)}
+
+
+@pytest.mark.parametrize(
+    ("parity_value", "option", "shown"),
+    [
+        (True, "parity", "True"),
+        ([512], "parity", "[512]"),
+        ({"every": True}, "parity.every", "True"),
+        ({"every": "64"}, "parity.every", "'64'"),
+        ({"every": 1.5}, "parity.every", "1.5"),
+        ({"every": 0}, "parity.every", "0"),
+        ({"first_rows": -1}, "parity.first_rows", "-1"),
+        ({"first_rows": 10, "evry": 3}, "parity", "['evry']"),
+    ],
+)
+def test_a_bad_parity_setting_is_refused_by_name_before_anything_is_written(
+    cwd, parity_value, option, shown
+):
+    model = train_sp(cwd, "guard", ["a few words of text"] * 50, vocab_size=40)
+    write_jsonl("data.jsonl", _rows(5, set()))
+    with pytest.raises(TokenizerValidationError) as caught:
+        job(["data.jsonl"], {"path": str(model), "engine": "fast", "parity": parity_value}).run(
+            workers=1, progress=False
+        )
+    for lang in ("en", "vi"):
+        text = caught.value.message(lang)
+        assert option in text and shown in text
+    assert not Path("out").exists()
 
 
 def test_settled_rows_are_exactly_those_with_the_recorded_text_and_ids():
@@ -394,13 +490,13 @@ def test_validation_encodes_both_engines_with_the_reference_shared_out(roberta, 
     assert reference[1].tolist() == fast[1].tolist() == [len(ids) for ids in expected]
     assert reference[0].tolist() == fast[0].tolist() == [i for ids in expected for i in ids]
     where = [("data.jsonl", line) for line in range(1, count + 1)]
-    assert parity.compare(encoder, fast, reference, where, "first_batch") is None
+    assert parity.compare(encoder, fast, reference, where, "first_rows") is None
     if fast[0].size:  # the first row whose ids differ is named, with its stage
         changed = (fast[0].copy(), fast[1])
         row = int(np.argmax(fast[1]))  # a text with ids
         changed[0][int(fast[1][:row].sum())] += 1
-        error = parity.compare(encoder, changed, reference, where, "first_batch")
-        assert (error.stage, error.line) == ("first_batch", row + 1)
+        error = parity.compare(encoder, changed, reference, where, "first_rows")
+        assert (error.stage, error.line) == ("first_rows", row + 1)
 
 
 _THREADS_AFTER_VALIDATION = """

@@ -227,9 +227,11 @@ def _engine(output: OutputPlan, parity_rows: int) -> dict:
         "parity": {
             "reference_library": info.reference_version,
             "texts_checked_at_validation": info.parity_texts,
+            "first_rows": output.tokenizer.parity.first_rows,
+            "every": output.tokenizer.parity.every,
             "rows_checked_during_build": parity_rows,
-            "rows_sampled": "every row of the first file's first batch, then rows 0, 64, "
-            "128, ... of every batch",
+            "rows_sampled": "every row on the first file's first first_rows lines, then the "
+            "rows on lines 1, 1 + every, 1 + 2 * every, ... of every file",
         },
     }
 

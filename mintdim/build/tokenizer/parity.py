@@ -1,18 +1,25 @@
 """The parity guard: the fast engine's ids must equal the reference library's, checked as it runs.
 
-Exactness is MintDim's promise, so a fast engine is trusted only as far as it is checked:
+Exactness is MintDim's promise, so a fast engine is trusted only as far as it is checked. The
+guard is a smoke detector, declared by the tokenizer key ``parity`` (``ParityGuard``: defaults
+``{"first_rows": 512, "every": 512}``) and recorded in the manifest:
 
 - at validation, the parity corpus (``parity_corpus.jsonl`` beside this module: one JSON string
   per line, written for MintDim and under its MIT licence: whitespace, control and invisible
   characters, combining marks, many scripts, emoji, code, and text that looks like special
-  tokens) plus every text of the demo data that ships in the package, then the first batch of
-  the data (the first ``build_batch`` lines of the first file the engine reads), are encoded by
-  both engines;
-- during the build, every row of that first batch and rows 0, 64, 128, ... of every other batch
-  (at least one row in 64, the same rows whatever the worker count) are checked against the
-  reference library's ids. The first batch's rows are compared with the ids the reference gave
-  at validation (a SHA-256 per row of its text and ids, ``row_digests``), so the reference does
-  not encode them twice; a row whose text or ids differ from that record is re-encoded.
+  tokens) plus every text of the demo data that ships in the package, then the records on the
+  first ``first_rows`` lines of the first file the engine reads, are encoded by both engines;
+- during the build, those first rows again and the rows on lines 1, 1 + ``every``,
+  1 + 2 × ``every``, ... of every file are checked against the reference library's ids: by
+  line number alone, so the same rows whatever ``build_batch``, the workers, the pieces or the
+  executor (``every: 1`` checks every row). The first rows are compared with the ids the
+  reference gave at validation (a SHA-256 per row of its text and ids, ``row_digests``), so the
+  reference does not encode them twice; a row whose text or ids differ from that record is
+  re-encoded.
+
+What the guard proves is that no difference showed in the rows it saw: a converter or library
+bug that changes ids systematically shows there. The whole proof, every record re-derived by
+the reference library, is ``mintdim verify --deep``.
 
 The first difference stops the build with ``TokenizerParityError`` (file:line, both id
 sequences around it, how to switch engines); no manifest is written.
@@ -30,13 +37,13 @@ from pathlib import Path
 import numpy as np
 import orjson
 
+from mintdim.build.contracts import ParityGuard
 from mintdim.build.tokenizer.fast import FastEncoder
 from mintdim.build.tokenizer.hf_json import one_thread_per_call
 from mintdim.errors import TokenizerParityError
 
 __all__ = [
     "CORPUS",
-    "EVERY",
     "build_rows",
     "check",
     "compare",
@@ -47,8 +54,6 @@ __all__ = [
 ]
 
 CORPUS = Path(__file__).with_name("parity_corpus.jsonl")
-EVERY = 64
-"""During the build, one row in this many is re-encoded by the reference library."""
 _PACKAGE = Path(__file__).parents[2]
 """The installed ``mintdim`` package: corpus files are named from it, as ``mintdim/...``."""
 _DEMO = _PACKAGE / "demo"
@@ -71,15 +76,15 @@ def corpus() -> Iterator[tuple[str, int, str]]:
             yield f"mintdim/demo/{name}", line, "\n\n".join(values)
 
 
-def build_rows(lines: list[int], build_batch: int, first_file: bool) -> np.ndarray:
+def build_rows(lines: list[int], guard: ParityGuard, first_file: bool) -> np.ndarray:
     """The positions of a batch's rows the build checks, from their line numbers: in the first
-    file (``first_file``) every row of its first ``build_batch`` lines, then everywhere the rows
-    whose line is one in ``EVERY`` of each block of ``build_batch`` lines. A function of line
-    numbers alone, so the rows checked (and the count the manifest records) never depend on how
-    the file was cut into batches or pieces."""
+    file (``first_file``) every row on its first ``guard.first_rows`` lines, then everywhere the
+    rows on lines 1, 1 + ``guard.every``, ... A function of line numbers alone, so the rows
+    checked (and the count the manifest records) never depend on how the file was cut into
+    batches or pieces."""
     offsets = np.asarray(lines, dtype=np.int64) - 1
-    sampled = offsets % build_batch % EVERY == 0
-    return np.flatnonzero((offsets < build_batch) | sampled if first_file else sampled)
+    sampled = offsets % guard.every == 0
+    return np.flatnonzero((offsets < guard.first_rows) | sampled if first_file else sampled)
 
 
 def row_digests(utf8: Sequence[bytes], flat: np.ndarray, lengths: np.ndarray) -> list[bytes]:

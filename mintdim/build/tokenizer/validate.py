@@ -17,7 +17,9 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import get_args
 
-from mintdim.build.contracts import Template, TokenizerSpec, token_dtype_for
+import numpy as np
+
+from mintdim.build.contracts import ParityGuard, Template, TokenizerSpec, token_dtype_for
 from mintdim.build.tokenizer import Encoder, FastEngineUnavailable, load_encoder
 from mintdim.errors import (
     MintDimFileNotFoundError,
@@ -41,7 +43,7 @@ __all__ = [
 _log = get_logger("unit-build")
 
 _EXTENSIONS: dict[str, str] = {"sentencepiece": ".model", "hf_json": ".json"}
-_KEYS = ("path", "engine", "encode", "append_eos", "pad_fallback", "unk_fallback")
+_KEYS = ("path", "engine", "encode", "append_eos", "pad_fallback", "unk_fallback", "parity")
 """Every key a tokenizer config may hold; raw ``pad_id``/``unk_id`` stay refused."""
 
 
@@ -92,8 +94,40 @@ def tokenizer_spec(config: object, kind: TokenizerKind, index: int) -> Tokenizer
     if engine not in get_args(Engine):
         raise TokenizerValidationError.bad_option(index=index, key="engine", got=engine)
     return TokenizerSpec(
-        kind=kind, path=path, abs_path=str(abs_path), engine=engine, **_options(config, index)
+        kind=kind,
+        path=path,
+        abs_path=str(abs_path),
+        engine=engine,
+        parity=_parity_guard(config.get("parity"), index),
+        **_options(config, index),
     )
+
+
+_PARITY_LEAST = {"first_rows": 0, "every": 1}
+"""The parity guard's keys, each with the least whole number it takes."""
+
+
+def _parity_guard(config: object, index: int) -> ParityGuard:
+    """The ``parity`` key: absent (or None) for the defaults, else a mapping of whole numbers."""
+    if config is None:
+        return ParityGuard()
+    if not isinstance(config, Mapping):
+        raise TokenizerValidationError.bad_parity(
+            index=index, problem="parity_not_dict", got=config
+        )
+    unknown = sorted(str(key) for key in config if key not in _PARITY_LEAST)
+    if unknown:
+        raise TokenizerValidationError.bad_parity(
+            index=index, problem="parity_unknown_keys", got=unknown
+        )
+    for key, least in _PARITY_LEAST.items():
+        value = config.get(key, least)
+        # bool is an int to Python, never a count to a user; numpy integers are counts.
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < least:
+            raise TokenizerValidationError.bad_parity(
+                index=index, problem=f"parity_{key}", got=value, option=f"parity.{key}"
+            )
+    return ParityGuard(**{key: int(value) for key, value in config.items()})
 
 
 _SFT_KEYS = ("encode", "append_eos", "pad_fallback", "unk_fallback")
