@@ -11,6 +11,13 @@ The SFT settings the manifest records are applied the same way, one sample at a 
 ``encode: "segments"`` encodes each template segment alone, ``append_eos`` appends the EOS id,
 and ``on_overflow`` skips, truncates or extends (``_Reference``).
 
+The expensive part, parsing, rendering, hashing and encoding each batch of an input, runs on
+``workers`` processes (every core by default), forked after the tokenizer is loaded so each
+inherits it. This process reads the raw batches, hands them out a few per worker, and takes the
+results back strictly in input order: placement (``extend`` sizes appear in input order) and
+the comparison with the sample index and the shards are the same, in the same order, for any
+worker count, so the report is too.
+
 Paths in the manifest are as the user declared them: relative ones resolve from the current
 directory, so run the deep check from where the build ran.
 """
@@ -18,15 +25,23 @@ directory, so run the deep check from where the build ran.
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
+import os
+import sys
+from array import array
+from collections import deque
 from collections.abc import Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import orjson
 
 from mintdim.build.contracts import FilePlan, TokenizerSpec
 from mintdim.build.formats import manifest, stats
-from mintdim.build.source import open_source
+from mintdim.build.source import Batch, InputFingerprint, Source, open_source
 from mintdim.build.source.template import parse_template
 from mintdim.build.tokenizer import Encoder, load_encoder
 from mintdim.check.report import VerifyReport
@@ -35,14 +50,25 @@ from mintdim.paths import resolve
 from mintdim.read.reader import UnitBuild, open_build
 from mintdim.shared import durable
 
-__all__ = ["deep_check"]
+__all__ = ["default_workers", "deep_check"]
 
 _BATCH_LINES = 1024
 """Lines per read batch; changes nothing but memory."""
+_IN_FLIGHT_PER_WORKER = 3
+"""Batches handed out per worker: enough to keep each busy while this process compares."""
+_START_METHOD = "fork" if sys.platform == "linux" else "spawn"
 
 
-def deep_check(root: Path, content: dict, report: VerifyReport) -> None:
-    """Add a failure to ``report`` for every record that is not its input's reference encoding."""
+def default_workers() -> int:
+    """Every core this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def deep_check(root: Path, content: dict, report: VerifyReport, workers: int | None = None) -> None:
+    """Add a failure to ``report`` for every record that is not its input's reference encoding,
+    re-deriving the records on ``workers`` processes (None: every core)."""
     encoder = _encoder(content, report)
     if encoder is None:
         return
@@ -50,22 +76,12 @@ def deep_check(root: Path, content: dict, report: VerifyReport) -> None:
     build = open_build(root)
     rows = build.samples()
     source = content["source"]
+    plans = [_plan(content, index, encoder.spec) for index in range(len(source["files"]))]
     blank_lines = 0
-    for index, path in enumerate(source["files"]):
-        plan = FilePlan(
-            index=index,
-            path=path,
-            abs_path=str(resolve(path, f"manifest source.files[{index}]")),
-            fields=tuple(source["fields"][index]),
-            template=parse_template(source["templates"][index], index),
-            tokenizer=encoder.spec,
-            sizes=tuple(int(size) for size in content["units"]["planned_sizes"]),
-            build_batch=_BATCH_LINES,
-            max_line_bytes=int(source["max_line_bytes"]),  # the limit the build read with
-            output_index=0,
-            format=source["inputs"][index].get("format", "jsonl"),  # absent: plain JSONL
-        )
-        blank_lines += _check_file(plan, source["inputs"][index], reference, build, rows, report)
+    with _Derivation(reference, plans, default_workers() if workers is None else workers) as derive:
+        for plan in plans:
+            listed = source["inputs"][plan.index]
+            blank_lines += _check_file(plan, listed, derive, reference, build, rows, report)
     if next(rows, None) is not None:
         report.add("deep", "sample_index.jsonl", "deep_extra")
     expected_blank = _stats_blank_lines(root)
@@ -78,6 +94,25 @@ def deep_check(root: Path, content: dict, report: VerifyReport) -> None:
             actual=expected_blank,
             expected=blank_lines,
         )
+
+
+def _plan(content: dict, index: int, spec: TokenizerSpec) -> FilePlan:
+    """Input ``index`` as the manifest declares it, read as the build read it."""
+    source = content["source"]
+    path = source["files"][index]
+    return FilePlan(
+        index=index,
+        path=path,
+        abs_path=str(resolve(path, f"manifest source.files[{index}]")),
+        fields=tuple(source["fields"][index]),
+        template=parse_template(source["templates"][index], index),
+        tokenizer=spec,
+        sizes=tuple(int(size) for size in content["units"]["planned_sizes"]),
+        build_batch=_BATCH_LINES,
+        max_line_bytes=int(source["max_line_bytes"]),  # the limit the build read with
+        output_index=0,
+        format=source["inputs"][index].get("format", "jsonl"),  # absent: plain JSONL
+    )
 
 
 def _encoder(content: dict, report: VerifyReport) -> Encoder | None:
@@ -130,27 +165,148 @@ class _Reference:
             ids = self.encoder.encode(text)
         return ids if self.eos is None else [*ids, self.eos]
 
-    def place(self, ids: list[int]) -> tuple[list[int], int] | None:
-        """The stored ids and unit of a sample, or None when ``skip`` left it out."""
-        index = int(np.searchsorted(self.planned, len(ids)))
+    def place(self, count: int) -> tuple[int, int] | None:
+        """``(tokens stored, unit)`` of a sample of ``count`` ids (the stored ones are its first),
+        or None when ``skip`` left it out."""
+        index = int(np.searchsorted(self.planned, count))
         if index < self.planned.size:
-            return ids, int(self.planned[index])
+            return count, int(self.planned[index])
         if self.policy == "skip":
             return None
         if self.policy == "truncate":
-            return ids[: int(self.planned[-1])], int(self.planned[-1])
+            return int(self.planned[-1]), int(self.planned[-1])
         if self.policy == "extend":
-            fitting = [size for size in self.extended if size >= len(ids)]
+            fitting = [size for size in self.extended if size >= count]
             if not fitting:
-                fitting = [-(-len(ids) // self.align) * self.align]
+                fitting = [-(-count // self.align) * self.align]
                 self.extended.append(fitting[0])
-            return ids, min(fitting)
-        return ids, int(self.planned[-1])  # abort: a complete build holds no such sample
+            return count, min(fitting)
+        return count, int(self.planned[-1])  # abort: a complete build holds no such sample
+
+
+@dataclass(frozen=True, slots=True)
+class _Derived:
+    """One raw batch derived again: its samples up to the first bad record, and that error."""
+
+    lines: list[int]
+    hashes: list[str]
+    """Each sample's rendered-text SHA-256, lower-case hex."""
+    ids: array
+    """Every sample's reference ids back to back (``q``)."""
+    counts: array
+    blank_lines: int
+    error: str | None
+
+
+@dataclass(slots=True)
+class _Worker:
+    """What each worker process holds (inherited by fork, or set here with one worker)."""
+
+    reference: _Reference
+    plans: list[FilePlan]
+    sources: dict[int, Source]
+
+
+_worker: _Worker | None = None
+
+
+def _start_worker(reference: _Reference, plans: list[FilePlan]) -> None:
+    global _worker
+    _worker = _Worker(reference, plans, {})
+
+
+def _derive(index: int, batch: Batch) -> _Derived:
+    """Parse, render, hash and encode one raw batch of input ``index`` (in a worker)."""
+    worker = cast(_Worker, _worker)  # set by _start_worker before any batch
+    plan = worker.plans[index]
+    if index not in worker.sources:
+        worker.sources[index] = open_source(plan)
+    parsed = worker.sources[index].parse(batch)
+    ids, counts = array("q"), array("q")
+    for text, values in zip(parsed.texts, parsed.values, strict=True):
+        sample = worker.reference.ids(plan, text, values)
+        ids.extend(sample)
+        counts.append(len(sample))
+    return _Derived(
+        lines=parsed.line_numbers[: len(parsed.texts)],
+        hashes=[hashlib.sha256(text.encode("utf-8")).hexdigest() for text in parsed.texts],
+        ids=ids,
+        counts=counts,
+        blank_lines=parsed.blank_lines,
+        error=None if parsed.error is None else str(parsed.error),
+    )
+
+
+class _Derivation:
+    """Raw batches derived on ``workers`` processes, their results taken back in input order."""
+
+    def __init__(self, reference: _Reference, plans: list[FilePlan], workers: int) -> None:
+        self.workers = max(1, workers)
+        self._pool: ProcessPoolExecutor | None = None
+        self._reference, self._plans = reference, plans
+
+    def __enter__(self) -> _Derivation:
+        if self.workers == 1:
+            _start_worker(self._reference, self._plans)
+        else:
+            self._pool = ProcessPoolExecutor(
+                max_workers=self.workers,
+                mp_context=multiprocessing.get_context(_START_METHOD),
+                initializer=_start_worker,
+                initargs=(self._reference, self._plans),
+            )
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        global _worker
+        _worker = None
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def batches(self, plan: FilePlan, end: _End) -> Iterator[_Derived]:
+        """Every batch of ``plan``'s input derived again, in order; ``end`` then holds the
+        file's fingerprint, or the error that stopped its reading."""
+        batches = open_source(plan).batches()
+        if self._pool is None:
+            yield from map(lambda batch: _derive(plan.index, batch), _read(batches, end))
+            return
+        pending: deque[Future[_Derived]] = deque()
+        try:
+            for batch in _read(batches, end):
+                pending.append(self._pool.submit(_derive, plan.index, batch))
+                if len(pending) >= self.workers * _IN_FLIGHT_PER_WORKER:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            for future in pending:
+                future.cancel()
+
+
+@dataclass(slots=True)
+class _End:
+    """How an input's reading ended: its fingerprint, or the error that stopped it."""
+
+    fingerprint: InputFingerprint | None = None
+    error: MintDimError | None = None
+
+
+def _read(batches: Iterator[Batch], end: _End) -> Iterator[Batch]:
+    while True:
+        try:
+            yield next(batches)
+        except StopIteration as done:
+            end.fingerprint = done.value
+            return
+        except MintDimError as err:  # a line past the build's max_line_bytes, an unreadable file
+            end.error = err
+            return
 
 
 def _check_file(
     plan: FilePlan,
     listed: dict,
+    derive: _Derivation,
     reference: _Reference,
     build: UnitBuild,
     rows: Iterator[dict],
@@ -161,33 +317,31 @@ def _check_file(
         report.add("deep", plan.path, "deep_input_missing")
         return 0
     blank_lines = 0
-    source = open_source(plan)
-    batches = source.batches()
-    while True:
-        try:
-            batch = next(batches)
-        except StopIteration as done:
-            fingerprint = done.value
-            break
-        except MintDimError as err:  # a line past the build's max_line_bytes, an unreadable file
-            report.add("deep", plan.path, "deep_error", error=str(err))
-            return blank_lines
-        parsed = source.parse(batch)
-        blank_lines += parsed.blank_lines
-        if parsed.error is not None:
-            report.add("deep", plan.path, "deep_error", error=str(parsed.error))
-            return blank_lines
-        for text, values, line in zip(
-            parsed.texts, parsed.values, parsed.line_numbers, strict=True
+    end = _End()
+    for derived in derive.batches(plan, end):
+        blank_lines += derived.blank_lines
+        ids = np.frombuffer(derived.ids, dtype=np.int64)
+        starts = np.cumsum(derived.counts) - derived.counts
+        for line, digest, start, count in zip(
+            derived.lines, derived.hashes, starts.tolist(), derived.counts, strict=True
         ):
-            placed = reference.place(reference.ids(plan, text, values))
+            placed = reference.place(count)
             if placed is None:
                 continue
             row = next(rows, None)
             if row is None:
                 report.add("deep", plan.path, "deep_missing", line=line)
                 return blank_lines
-            _check_sample(plan, text, line, row, placed, build, report)
+            stored, unit = placed
+            expected = (digest, stored, unit, line)
+            _check_sample(plan, expected, row, ids[start : start + stored], build, report)
+        if derived.error is not None:
+            report.add("deep", plan.path, "deep_error", error=derived.error)
+            return blank_lines
+    fingerprint = end.fingerprint
+    if fingerprint is None:  # the reading stopped before the end
+        report.add("deep", plan.path, "deep_error", error=str(end.error))
+        return blank_lines
     if (fingerprint.bytes, fingerprint.sha256) != (listed["bytes"], listed["sha256"]):
         report.add(
             "deep",
@@ -203,33 +357,36 @@ def _check_file(
 
 def _check_sample(
     plan: FilePlan,
-    text: str,
-    line: int,
+    expected: tuple[str, int, int, int],
     row: dict,
-    placed: tuple[list[int], int],
+    ids: np.ndarray,
     build: UnitBuild,
     report: VerifyReport,
 ) -> None:
-    ids, unit = placed
-    expected = {
-        "hash": hashlib.sha256(text.encode("utf-8")).hexdigest(),
-        "token_count": len(ids),
+    """``expected``: the sample's text SHA-256, tokens stored, unit and line; ``ids`` its
+    stored ids."""
+    digest, stored, unit, line = expected
+    wanted = {
+        "hash": digest,
+        "token_count": stored,
         "unit_size": unit,
         "source_file": plan.path,
         "source_line": line,
     }
-    wrong = [key for key, value in expected.items() if row.get(key) != value]
-    record = build.record(row).tolist() if not wrong else []
-    if wrong or record != [*ids, *[build.pad_id] * (unit - len(ids))]:
-        report.add(
-            "deep",
-            row.get("shard_path", plan.path),
-            "deep_record",
-            sample_id=row.get("sample_id"),
-            file=plan.path,
-            line=line,
-            keys=", ".join(wrong) or "tokens",
-        )
+    wrong = [key for key, value in wanted.items() if row.get(key) != value]
+    if not wrong:
+        record = build.record(row)
+        if np.array_equal(record[:stored], ids) and not (record[stored:] != build.pad_id).any():
+            return
+    report.add(
+        "deep",
+        row.get("shard_path", plan.path),
+        "deep_record",
+        sample_id=row.get("sample_id"),
+        file=plan.path,
+        line=line,
+        keys=", ".join(wrong) or "tokens",
+    )
 
 
 def _stats_blank_lines(root: Path) -> object:

@@ -61,6 +61,12 @@ _HELP = {
         "bằng tokenizer tham chiếu, rồi so sánh từng bản ghi.",
     ),
     "json": Bilingual("Print the report as JSON on stdout.", "In báo cáo dạng JSON ra stdout."),
+    "workers": Bilingual(
+        "Processes re-deriving the records with --deep (default: every core); the report is the "
+        "same for every count.",
+        "Số tiến trình tính lại các bản ghi khi có --deep (mặc định: mọi lõi CPU); báo cáo như "
+        "nhau với mọi số lượng.",
+    ),
 }
 
 
@@ -68,15 +74,16 @@ _HELP = {
 @click.argument("directory", type=PathType(file_okay=True, dir_okay=True, path_type=str))
 @option("--deep", is_flag=True, text=_HELP["deep"])
 @option("--json", "as_json", is_flag=True, text=_HELP["json"])
+@option("--workers", type=click.IntRange(min=1), default=None, text=_HELP["workers"])
 @language_option
-def verify(directory: str, deep: bool, as_json: bool) -> None:
+def verify(directory: str, deep: bool, as_json: bool, workers: int | None) -> None:
     """``mintdim verify``; its help is ``_HELP["verify"]``."""
     if is_split(directory):
         from mintdim.cli.split import verify_split_directory
 
         verify_split_directory(directory, as_json, deep)
     try:
-        report = verify_build(directory, deep=deep)
+        report = verify_build(directory, deep=deep, workers=workers)
     except NotABuildError as err:
         click.echo(str(err), err=True)
         sys.exit(2)

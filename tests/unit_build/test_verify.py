@@ -244,6 +244,55 @@ def test_deep_proves_every_record_is_its_reference_encoding(cwd, tokenizer, requ
     assert failure["facts"]["keys"] == "tokens"
 
 
+def test_deep_gives_the_same_report_for_every_worker_count(cwd, sp_model):
+    """Records re-derived on 1, 2 or 3 processes, over many batches (1,024 lines each): the
+    same report, failures in the same order, for an intact build and for tampered ones."""
+    out = _build(cwd, sp_model, rows=4000)
+    counts = ("1", "2", "3")
+
+    def reports() -> list[dict]:
+        found = [_report(out, "--deep", "--workers", n) for n in counts]
+        for report in found:
+            report.pop("directory", None)
+        return found
+
+    intact = reports()
+    assert intact[0]["ok"] and all(r == intact[0] for r in intact)
+    rows = (out / "sample_index.jsonl").read_text().splitlines()
+    vocab = read_json(out / "manifest.json")["tokenizer"]["vocab_size"]
+    # A sample's first token (a word: never PAD, UNK, BOS or EOS, ids 0-3) made another word,
+    # in samples read in three different batches, behind a resealed manifest.
+    tampered_lines = (40, 2100, len(rows) - 3)
+    for line in tampered_lines:
+        row = json.loads(rows[line])
+        shard = out / row["shard_path"]
+        data = bytearray(shard.read_bytes())
+        slot = row["shard_row"] * row["unit_size"] * 2
+        value = int.from_bytes(data[slot : slot + 2], "little")
+        assert value > 3
+        data[slot : slot + 2] = np.uint16(4 + (value - 4 + 1) % (vocab - 4)).tobytes()
+        shard.write_bytes(bytes(data))
+    _reseal(out)
+    assert _report(out)["ok"]
+    tampered = reports()
+    assert all(r == tampered[0] for r in tampered)
+    found = [(f["code"], f["facts"]["sample_id"]) for f in tampered[0]["failures"]]
+    expected = [json.loads(rows[line])["sample_id"] for line in tampered_lines]
+    assert found == [("deep_record", sample_id) for sample_id in expected]
+    # An input changed after the build: the same failures, in order, whatever the count.
+    data = cwd / "data.jsonl"
+    data.write_bytes(data.read_bytes().replace(b"token", b"TOKEN", 1))
+    changed = reports()
+    assert all(r == changed[0] for r in changed)
+    assert [f["code"] for f in changed[0]["failures"]][-1] == "deep_fingerprint"
+
+
+def test_deep_workers_must_be_a_positive_count(cwd, sp_model):
+    out = _build(cwd, sp_model, rows=10)
+    code, output = _verify(str(out), "--deep", "--workers", "0")
+    assert code == 2 and "--workers" in output
+
+
 def test_deep_finds_inputs_and_tokenizers_that_changed(cwd, sp_model):
     local = cwd / "tok.model"
     local.write_bytes(sp_model.read_bytes())

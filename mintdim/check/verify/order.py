@@ -141,8 +141,12 @@ def _threads() -> Iterator[Pools]:
         hashing.shutdown(wait=True, cancel_futures=True)
 
 
-def verify_build(directory: str | Path, *, deep: bool = False) -> VerifyReport:
-    """Check a finished build; raises ``NotABuildError`` when ``directory`` holds none."""
+def verify_build(
+    directory: str | Path, *, deep: bool = False, workers: int | None = None
+) -> VerifyReport:
+    """Check a finished build; raises ``NotABuildError`` when ``directory`` holds none.
+    ``deep`` also re-derives every record from the inputs, on ``workers`` processes (None:
+    every core; the report is the same for every count)."""
     root = require_build(directory)
     report = VerifyReport(directory=str(directory), deep=deep)
     build = read_manifest(root, report)
@@ -155,7 +159,7 @@ def verify_build(directory: str | Path, *, deep: bool = False) -> VerifyReport:
             step.run(run)
     if deep:
         if report.ok:
-            deep_check(build.root, build.content, report)
+            deep_check(build.root, build.content, report, workers)
         else:
             report.skipped = "deep"
     return report
