@@ -229,6 +229,20 @@ def mintdim_fast(spec: dict) -> dict:
     return mintdim(dict(spec, engine="fast"))
 
 
+def mintdim_deep_verify(spec: dict) -> dict:
+    """``mintdim verify --deep`` of the finished build ``spec["build"]`` on ``spec["workers"]``
+    processes (its relative input paths resolve from ``spec["cwd"]``, where it was built)."""
+    from mintdim.check.verify import verify_build
+
+    os.chdir(spec["cwd"])
+    cpu, started = _cpu(), time.perf_counter()
+    report = verify_build(spec["build"], deep=True, workers=spec["workers"])
+    seconds = time.perf_counter() - started
+    if not report.ok:
+        return {"status": "error", "reason": "; ".join(report.lines()[:5])}
+    return {"seconds": seconds, "cpu": _cpu() - cpu, "samples": report.samples}
+
+
 def mintdim_013(spec: dict) -> dict:
     """The earlier, unrelated MintDim 0.1.3 from the package registry, in its own venv
     (``--old-mintdim-python``; it needs Python >= 3.12). One process: it has no workers option.
@@ -398,6 +412,7 @@ CONTENDERS = {
     "mintdim": mintdim,
     "mintdim-fast": mintdim_fast,
     "mintdim-0.1.3": mintdim_013,
+    "mintdim-deep-verify": mintdim_deep_verify,
     "datasets": hf_datasets,
     "datatrove": datatrove,
 }

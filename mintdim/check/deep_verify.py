@@ -39,14 +39,12 @@ from typing import cast
 import numpy as np
 import orjson
 
-from mintdim.build.contracts import FilePlan, TokenizerSpec
+from mintdim.build.contracts import FilePlan
 from mintdim.build.formats import manifest, stats
 from mintdim.build.source import Batch, InputFingerprint, Source, open_source
-from mintdim.build.source.template import parse_template
 from mintdim.build.tokenizer import Encoder, load_encoder
 from mintdim.check.report import VerifyReport
 from mintdim.errors import MintDimError
-from mintdim.paths import resolve
 from mintdim.read.reader import UnitBuild, open_build
 from mintdim.shared import durable
 
@@ -76,7 +74,10 @@ def deep_check(root: Path, content: dict, report: VerifyReport, workers: int | N
     build = open_build(root)
     rows = build.samples()
     source = content["source"]
-    plans = [_plan(content, index, encoder.spec) for index in range(len(source["files"]))]
+    plans = [
+        manifest.recorded_input(content, index, encoder.spec, _BATCH_LINES)
+        for index in range(len(source["files"]))
+    ]
     blank_lines = 0
     with _Derivation(reference, plans, default_workers() if workers is None else workers) as derive:
         for plan in plans:
@@ -96,36 +97,9 @@ def deep_check(root: Path, content: dict, report: VerifyReport, workers: int | N
         )
 
 
-def _plan(content: dict, index: int, spec: TokenizerSpec) -> FilePlan:
-    """Input ``index`` as the manifest declares it, read as the build read it."""
-    source = content["source"]
-    path = source["files"][index]
-    return FilePlan(
-        index=index,
-        path=path,
-        abs_path=str(resolve(path, f"manifest source.files[{index}]")),
-        fields=tuple(source["fields"][index]),
-        template=parse_template(source["templates"][index], index),
-        tokenizer=spec,
-        sizes=tuple(int(size) for size in content["units"]["planned_sizes"]),
-        build_batch=_BATCH_LINES,
-        max_line_bytes=int(source["max_line_bytes"]),  # the limit the build read with
-        output_index=0,
-        format=source["inputs"][index].get("format", "jsonl"),  # absent: plain JSONL
-    )
-
-
 def _encoder(content: dict, report: VerifyReport) -> Encoder | None:
     tokenizer = content["tokenizer"]
-    spec = TokenizerSpec(
-        kind=tokenizer["type"],
-        path=tokenizer["path"],
-        abs_path=str(resolve(tokenizer["path"], "manifest tokenizer.path")),
-        encode=manifest.recorded_encode(content),
-        append_eos=tokenizer["append_eos"],
-        pad_fallback=tokenizer["pad_fallback"],
-        unk_fallback=tokenizer["unk_fallback"],
-    )
+    spec = manifest.recorded_tokenizer(content)
     if not Path(spec.abs_path).is_file():
         report.add("deep", spec.path, "deep_input_missing")
         return None

@@ -28,7 +28,6 @@ __all__ = [
     "SplitDirectoryError",
     "SplitOptionError",
     "SplitRatioError",
-    "SplitSourceFormatError",
     "TestSetLockedError",
     "UnknownKeyFieldError",
 ]
@@ -129,45 +128,6 @@ class ChangedSinceBuildError(MintDimError, ValueError):
                 "as it was, or build again from the files as they are now",
                 "nhóm và phân chia được tạo từ đúng dữ liệu bản build đã đọc: hãy khôi phục file "
                 "như cũ, hoặc build lại từ các file hiện tại",
-            ),
-        )
-
-
-class SplitSourceFormatError(MintDimError, ValueError):
-    """Raised when ``group`` or ``split`` would re-read an input the build read as compressed
-    JSONL or Parquet: they re-read records from plain JSONL files only, for now."""
-
-    build: str
-    file: str
-    format: str
-
-    summary = Bilingual(
-        "Groups and splits re-read the build's records from plain JSONL inputs only.",
-        "Nhóm và phân chia chỉ đọc lại record của bản build từ input JSONL thường.",
-    )
-    examples = (
-        {"build": "./artifacts/units", "file": "./data/crawl.jsonl.zst", "format": "jsonl.zst"},
-    )
-
-    def _sections(self) -> Iterator[Any]:
-        yield _H_BUILD, self.build
-        yield _H_FILE, self.file
-        yield (
-            _H.PROBLEM,
-            Bilingual(
-                "the build read this file as {format}; grouping renders every sample again from "
-                "its source record, and that reader knows plain JSONL only",
-                "bản build đã đọc file này dưới dạng {format}; việc nhóm dựng lại mọi mẫu từ "
-                "record nguồn của nó, và trình đọc đó chỉ biết JSONL thường",
-            ),
-        )
-        yield (
-            _H.FIX,
-            Bilingual(
-                "build from the same records as plain .jsonl (the shards are byte-identical), "
-                "then group and split that build",
-                "hãy build từ cùng các record dưới dạng .jsonl thường (shard giống hệt từng byte), "
-                "rồi nhóm và phân chia bản build đó",
             ),
         )
 

@@ -19,17 +19,16 @@ from pathlib import Path
 import numpy as np
 import orjson
 
+from mintdim.build.contracts import FilePlan
 from mintdim.build.formats import manifest, sample_index
-from mintdim.build.source.template import parse_template
-from mintdim.errors import ChangedSinceBuildError, SplitSourceFormatError, UnknownKeyFieldError
-from mintdim.paths import resolve
+from mintdim.build.source import open_source
+from mintdim.errors import ChangedSinceBuildError, UnknownKeyFieldError
 from mintdim.read.reader import open_build
 from mintdim.shared import durable
 
 __all__ = ["MISSING", "SOURCE_FILE", "BuildSamples", "RecordBatch", "read_build", "read_records"]
 
 _BLOCK = 8 << 20
-_BOM = b"\xef\xbb\xbf"
 MISSING = object()
 """The value of a field a record does not have."""
 SOURCE_FILE = "source_file"
@@ -85,10 +84,6 @@ def read_build(directory: str | os.PathLike[str]) -> BuildSamples:
     if not manifest.seal_holds(content):
         raise ChangedSinceBuildError(build=shown, file=manifest.FILENAME, change="seal")
     sources = tuple(content["source"]["files"])
-    for file, entry in zip(sources, content["source"]["inputs"], strict=True):
-        # The manifest names the format of every input that is not plain JSONL.
-        if entry.get("format", "jsonl") != "jsonl":
-            raise SplitSourceFormatError(build=shown, file=file, format=entry["format"])
     shards = [entry["path"] for entry in content["shards"]]
     columns = _read_index(build.path, shown, content, sources, shards)
     # The digest held, so these are the build's own lines: only a manifest edited to match
@@ -219,64 +214,68 @@ def read_records(
 def _file_records(
     build: BuildSamples, index: int, ids: np.ndarray, names: list[str], batch: int
 ) -> Iterator[RecordBatch]:
+    """The records of input ``index`` that are samples ``ids``, read whole through the input's
+    ``Source`` (any format the build reads), in batches of about ``batch``."""
     declared = build.sources[index]
-    source = build.manifest["source"]
-    fingerprint = source["inputs"][index]
-    path = resolve(declared, f"manifest source.files[{index}]")
-    render = _renderer(source["templates"][index], source["fields"][index], index)
+    content = build.manifest
+    fingerprint = content["source"]["inputs"][index]
+    plan = manifest.recorded_input(content, index, manifest.recorded_tokenizer(content), batch)
+    render = _renderer(plan)
     wanted = build.lines[ids]
-    digest, size, number, taken = hashlib.sha256(), 0, 0, 0
-    pending: list[tuple[int, bytes]] = []
+    taken = 0
+    pending: list[tuple[int, dict]] = []
 
     def change(kind: str, **facts: object) -> ChangedSinceBuildError:
         return ChangedSinceBuildError(build=build.shown, file=declared, change=kind, **facts)
 
-    try:
-        handle = durable.open_sequential(path)
-    except FileNotFoundError:
-        raise change("missing") from None
-    rest = b""
-    with handle:
-        first = True
-        while block := handle.read(_BLOCK):
-            digest.update(block)
-            size += len(block)
-            if first and block.startswith(_BOM):
-                block = block[len(_BOM) :]
-            first = False
-            lines = (rest + block).split(b"\n")
-            rest = lines.pop()
-            # Line numbers of this block's lines, and which of them hold samples.
-            stop = np.searchsorted(wanted, number + len(lines), side="right")
-            for line in wanted[taken:stop].tolist():
-                pending.append((line, lines[line - number - 1]))
-            taken, number = stop, number + len(lines)
-            if len(pending) >= batch:
+    if not Path(plan.abs_path).is_file():
+        raise change("missing")
+    records = open_source(plan).records()
+    while True:
+        try:
+            found = next(records)
+        except StopIteration as done:
+            read = done.value
+            break
+        lines = np.asarray(found.line_numbers, dtype=np.int64)
+        stop = int(np.searchsorted(wanted, lines[-1], side="right")) if lines.size else taken
+        expected = wanted[taken:stop]
+        # Lines that held samples hold records still (a record on another line is no sample:
+        # on_overflow "skip" left it out).
+        held = np.isin(lines, expected)
+        pending += [
+            (line, found.records[i])
+            for i, line in zip(np.flatnonzero(held).tolist(), lines[held].tolist(), strict=True)
+        ]
+        taken = stop
+        gone = np.setdiff1d(expected, lines[held])
+        if gone.size or found.error is not None:
+            if pending:  # a changed line names itself before the file's digest does
                 yield _batch(build, ids, pending, render, names, change)
-                pending = []
-        if rest:
-            stop = np.searchsorted(wanted, number + 1, side="right")
-            pending += [(line, rest) for line in wanted[taken:stop].tolist()]
-            taken = stop
-    if pending:  # a changed line names itself before the file's digest does
+            line = int(gone[0]) if gone.size else getattr(found.error, "line", None)
+            raise change("line_not_sample", line=line)
+        if len(pending) >= batch:
+            yield _batch(build, ids, pending, render, names, change)
+            pending = []
+    if pending:
         yield _batch(build, ids, pending, render, names, change)
     if taken != wanted.size:
         raise change("line_missing", line=int(wanted[taken]))
-    if size != fingerprint["bytes"]:
-        raise change("size", was=str(fingerprint["bytes"]), now=str(size))
-    if digest.hexdigest() != fingerprint["sha256"]:
-        raise change("sha256", was=str(fingerprint["sha256"]), now=digest.hexdigest())
+    if read.bytes != fingerprint["bytes"]:
+        raise change("size", was=str(fingerprint["bytes"]), now=str(read.bytes))
+    if read.sha256 != fingerprint["sha256"]:
+        raise change("sha256", was=str(fingerprint["sha256"]), now=read.sha256)
 
 
-def _renderer(template: str, fields: Sequence[str], index: int) -> Callable[[dict], str]:
-    get, join = parse_template(template, index).value_functions(tuple(fields))
+def _renderer(plan: FilePlan) -> Callable[[dict], str]:
+    get, join = plan.template.value_functions(plan.fields)
     return lambda record: join(get(record))
 
 
 def _batch(
     build: BuildSamples,
     ids: np.ndarray,
-    pending: list[tuple[int, bytes]],
+    pending: list[tuple[int, dict]],
     render: Callable[[dict], str],
     names: list[str],
     change: Callable[..., ChangedSinceBuildError],
@@ -285,11 +284,10 @@ def _batch(
     chosen = ids[np.searchsorted(build.lines[ids], lines)]
     texts: list[str] = []
     records: list[dict] = []
-    for sample_id, (line, raw) in zip(chosen.tolist(), pending, strict=True):
+    for sample_id, (line, record) in zip(chosen.tolist(), pending, strict=True):
         try:
-            record = orjson.loads(raw)
             text = render(record)
-        except (orjson.JSONDecodeError, KeyError, TypeError):
+        except (KeyError, TypeError):
             raise change("line_not_sample", line=line) from None
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
         if digest.encode() != build.hashes[sample_id]:

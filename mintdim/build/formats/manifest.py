@@ -15,10 +15,12 @@ import hashlib
 from collections.abc import Mapping, Sequence
 
 from mintdim._version import __version__
-from mintdim.build.contracts import FilePlan, OutputPlan
+from mintdim.build.contracts import FilePlan, OutputPlan, TokenizerSpec
 from mintdim.build.formats.shards import ShardRecord
 from mintdim.build.segments import sequence_template
 from mintdim.build.source import InputFingerprint
+from mintdim.build.source.template import parse_template
+from mintdim.paths import resolve
 from mintdim.shared.durable import json_bytes
 from mintdim.shared.types import ENCODE_MODES, EncodeMode
 
@@ -29,6 +31,8 @@ __all__ = [
     "derived",
     "manifest",
     "recorded_encode",
+    "recorded_input",
+    "recorded_tokenizer",
     "seal_holds",
     "sealed",
 ]
@@ -115,6 +119,44 @@ def recorded_encode(content: dict) -> EncodeMode | None:
     if encode not in (None, *ENCODE_MODES) or (encode is not None) is not stored:
         raise ValueError("tokenizer.encode")
     return encode
+
+
+def recorded_tokenizer(content: dict) -> TokenizerSpec:
+    """The tokenizer a build was made with, as its manifest records it, its path resolved from
+    the current directory (not loaded, not checked against its SHA-256: the caller does)."""
+    tokenizer = content["tokenizer"]
+    return TokenizerSpec(
+        kind=tokenizer["type"],
+        path=tokenizer["path"],
+        abs_path=str(resolve(tokenizer["path"], "manifest tokenizer.path")),
+        encode=recorded_encode(content),
+        append_eos=tokenizer["append_eos"],
+        pad_fallback=tokenizer["pad_fallback"],
+        unk_fallback=tokenizer["unk_fallback"],
+    )
+
+
+def recorded_input(
+    content: dict, index: int, tokenizer: TokenizerSpec, build_batch: int
+) -> FilePlan:
+    """Input ``index`` as the manifest declares it, to be read again as the build read it (its
+    format, fields, template and line limit; its path resolved from the current directory), in
+    batches of ``build_batch`` lines."""
+    source = content["source"]
+    path = source["files"][index]
+    return FilePlan(
+        index=index,
+        path=path,
+        abs_path=str(resolve(path, f"manifest source.files[{index}]")),
+        fields=tuple(source["fields"][index]),
+        template=parse_template(source["templates"][index], index),
+        tokenizer=tokenizer,
+        sizes=tuple(int(size) for size in content["units"]["planned_sizes"]),
+        build_batch=build_batch,
+        max_line_bytes=int(source["max_line_bytes"]),  # the limit the build read with
+        output_index=0,
+        format=source["inputs"][index].get("format", "jsonl"),  # absent: plain JSONL
+    )
 
 
 def _digest(content: dict) -> str:

@@ -16,6 +16,7 @@ from mintdim.build.source.base import (
     ParsedLines,
     Piece,
     PieceWork,
+    Records,
     Source,
     check_unchanged,
 )
@@ -30,6 +31,7 @@ __all__ = [
     "ParsedLines",
     "Piece",
     "PieceWork",
+    "Records",
     "Source",
     "check_unchanged",
     "open_source",

@@ -13,6 +13,9 @@ things, and nothing else about the format leaks out of its module:
   the parity guard's first batch, ``verify --deep``), returning the same fingerprint;
 - ``parse``: a raw batch's field values and rendered texts, up to its first record that breaks
   a rule of the spec (in whichever process encodes);
+- ``records``: every record of the file whole, all its fields as stored, in batches (groups,
+  splits and decontamination re-read records through it, whatever the format), returning the
+  same fingerprint;
 - ``check_unchanged``: whether the stored file still has the size and mtime it was read with.
 
 A raw batch (``Batch``) is up to ``build_batch`` consecutive records and the 1-based number of
@@ -38,6 +41,7 @@ __all__ = [
     "ParsedLines",
     "Piece",
     "PieceWork",
+    "Records",
     "Source",
     "check_unchanged",
 ]
@@ -112,6 +116,19 @@ class ParsedLines:
     error: MintDimError | None
 
 
+@dataclass(slots=True)
+class Records:
+    """Whole records of consecutive lines (rows) of one file, up to the first line that holds no
+    record, and that line's error if any."""
+
+    records: list[dict[str, object]]
+    """Each record with every field it has, as stored (JSON values; Parquet: the row's columns)."""
+    line_numbers: list[int]
+    """Per record, its 1-based line (JSONL) or row (Parquet) in its file."""
+    blank_lines: int
+    error: MintDimError | None
+
+
 class Batch(Protocol):
     """Consecutive raw records of one file, not parsed yet (picklable: it travels to workers)."""
 
@@ -149,6 +166,10 @@ class Source(Protocol):
 
     def parse(self, batch: Batch) -> ParsedLines:
         """Field values and texts of the batch's records, up to the first that breaks a rule."""
+
+    def records(self) -> Generator[Records, None, InputFingerprint]:
+        """Every record of the file whole, in batches of up to ``build_batch`` lines (rows);
+        returns the stored file's fingerprint."""
 
     def check_unchanged(self, fingerprint: InputFingerprint) -> None:
         """``InputChangedError`` when the stored file differs from when it was read."""

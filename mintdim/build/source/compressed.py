@@ -47,6 +47,7 @@ from mintdim.build.source.base import (
     InputFingerprint,
     ParsedLines,
     PieceWork,
+    Records,
 )
 from mintdim.build.source.jsonl import (
     BOM,
@@ -56,6 +57,7 @@ from mintdim.build.source.jsonl import (
     cut_lines,
     line_batches,
     parse_lines,
+    whole_records,
 )
 from mintdim.errors import CompressedStreamError
 
@@ -136,6 +138,10 @@ class CompressedJsonlSource(FileSource):
     def parse(self, batch: RawBatch) -> ParsedLines:
         """``jsonl.parse_lines``: the decompressed lines are JSONL lines."""
         return parse_lines(batch, self.plan)
+
+    def records(self) -> Generator[Records, None, InputFingerprint]:
+        """``jsonl.whole_records`` of ``batches``."""
+        return (yield from whole_records(self.batches(), self.plan))
 
 
 class _Carried(Stream):

@@ -35,6 +35,7 @@ from mintdim.build.source.base import (
     ParsedLines,
     Piece,
     PieceWork,
+    Records,
 )
 from mintdim.errors import (
     FieldValueTypeError,
@@ -147,6 +148,10 @@ class JsonlSource(FileSource):
     def parse(self, batch: RawBatch) -> ParsedLines:
         """``parse_lines``."""
         return parse_lines(batch, self.plan)
+
+    def records(self) -> Generator[Records, None, InputFingerprint]:
+        """``whole_records`` of ``batches``."""
+        return (yield from whole_records(self.batches(), self.plan))
 
 
 def cut_lines(plan: FilePlan, stream: Stream, piece_bytes: int, carry: bool) -> Iterator[PieceWork]:
@@ -311,6 +316,45 @@ def parse_lines(batch: RawBatch, plan: FilePlan) -> ParsedLines:
         return _parse_each(batch, plan)
     numbers = list(range(batch.first_line, batch.first_line + len(lines)))
     return ParsedLines(texts, values, numbers, 0, None)
+
+
+def whole_records(
+    batches: Generator[RawBatch, None, InputFingerprint], plan: FilePlan
+) -> Generator[Records, None, InputFingerprint]:
+    """Each raw batch's lines as whole records (``parse_records``); returns the fingerprint
+    ``batches`` returns."""
+    while True:
+        try:
+            batch = next(batches)
+        except StopIteration as done:
+            return done.value
+        yield parse_records(batch, plan)
+
+
+def parse_records(batch: RawBatch, plan: FilePlan) -> Records:
+    """Every line of the batch as the JSON object it holds, blank lines counted, up to the first
+    line that holds no object (its error named as the build names it)."""
+    records: list[dict[str, object]] = []
+    numbers: list[int] = []
+    blank = 0
+    loads = orjson.loads
+    for line_number, raw in enumerate(batch.lines(), start=batch.first_line):
+        try:
+            record = loads(raw)
+        except orjson.JSONDecodeError as err:
+            line = raw[:-1] if raw.endswith(b"\r") else raw
+            if not line.strip():
+                blank += 1
+                continue
+            return Records(records, numbers, blank, _parse_error(plan, line_number, line, err))
+        if not isinstance(record, dict):
+            error = SourceParseError(
+                file=plan.path, line=line_number, reason="not_object", detail=_type_name(record)
+            )
+            return Records(records, numbers, blank, error)
+        records.append(record)
+        numbers.append(line_number)
+    return Records(records, numbers, blank, None)
 
 
 def _parse_each(batch: RawBatch, plan: FilePlan) -> ParsedLines:
