@@ -211,18 +211,24 @@ class _SourceStep:
         )
 
     def parquet(
-        self, files: object = None, fields: object = None, templates: object = None
+        self,
+        files: object = None,
+        fields: object = None,
+        templates: object = None,
+        max_line_bytes: object = None,
     ) -> UnitBuildPipeline:
         """Parquet inputs (the ``[parquet]`` extra): ``files[i]`` is read with ``fields[i]`` (its
         columns) and rendered with ``templates[i]``, by the rules of ``jsonl``; each sample's
         ``source_line`` is its 1-based row. Row groups are read one at a time.
+        ``max_line_bytes``: the most bytes a row's declared values may hold together (default
+        64 MiB): a larger row is ``LineTooLongError`` naming its row.
         """
         return self._job._with(
             source_kind="parquet",
             files=files,
             fields=fields,
             templates=templates,
-            max_line_bytes=None,
+            max_line_bytes=max_line_bytes,
         )
 
 

@@ -25,7 +25,8 @@ class UnitBuildConfig:
     templates: object = None
     """``source.<kind>(templates=...)``: list of template strings, one shared or one per file."""
     max_line_bytes: object = None
-    """``source.jsonl(max_line_bytes=...)``: the longest line read; None means the default."""
+    """``source.<kind>(max_line_bytes=...)``: the longest JSONL line read, the most bytes a
+    Parquet row's declared values hold; None means the default."""
     tokenizer_kind: TokenizerKind | None = None
     """Which ``.tokenizer`` method was called."""
     tokenizer: object = None

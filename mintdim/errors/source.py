@@ -481,19 +481,67 @@ class SourceValidationError(MintDimError, ValueError):
 
 
 class LineTooLongError(MintDimError, ValueError):
-    """Raised when a JSONL line grows past ``source.max_line_bytes`` before its newline."""
+    """Raised when a JSONL line grows past ``source.max_line_bytes`` before its newline, or a
+    Parquet row's declared values hold more bytes than it (``kind``: ``jsonl`` or ``parquet``)."""
+
+    _SUMMARIES: ClassVar[dict[str, Bilingual]] = {
+        "jsonl": Bilingual(
+            "A JSONL line is longer than the line limit.",
+            "Một dòng JSONL dài hơn giới hạn độ dài dòng.",
+        ),
+        "parquet": Bilingual(
+            "A Parquet row is larger than the line limit.",
+            "Một hàng Parquet lớn hơn giới hạn độ dài dòng.",
+        ),
+    }
 
     file: str
     line: int
     limit: int
+    kind: str = _choice(_SUMMARIES, "jsonl")
+    size: int = 0
+    """Parquet: the bytes the row's declared values hold."""
 
-    summary = Bilingual(
-        "A JSONL line is longer than the line limit.",
-        "Một dòng JSONL dài hơn giới hạn độ dài dòng.",
+    examples = (
+        {"file": "./data/dump.jsonl", "line": 1, "limit": 67108864},
+        {
+            "file": "./data/train-00000.parquet",
+            "line": 4097,
+            "limit": 67108864,
+            "kind": "parquet",
+            "size": 201326592,
+        },
     )
-    examples = ({"file": "./data/dump.jsonl", "line": 1, "limit": 67108864},)
+
+    @property
+    def summary(self) -> Bilingual:
+        return self._SUMMARIES[self.kind]
 
     def _sections(self) -> Iterator[Any]:
+        if self.kind == "parquet":
+            yield "File", self.file
+            yield _H.ROW, self.line
+            yield (
+                _H.REASON,
+                Bilingual(
+                    "the row's declared fields hold {size:,} bytes, over {limit:,} "
+                    "(source.max_line_bytes)",
+                    "các field đã khai báo của hàng chứa {size:,} byte, vượt {limit:,} "
+                    "(source.max_line_bytes)",
+                ),
+            )
+            yield (
+                _H.FIX,
+                Bilingual(
+                    "if the samples really are this large, raise the limit: "
+                    ".source.parquet(..., max_line_bytes=N) or source.max_line_bytes=N; else "
+                    "leave the column out of fields",
+                    "nếu mẫu thật sự lớn như vậy, hãy nâng giới hạn: "
+                    ".source.parquet(..., max_line_bytes=N) hoặc source.max_line_bytes=N; nếu "
+                    "không, hãy bỏ cột đó khỏi fields",
+                ),
+            )
+            return
         yield _H.SAMPLE, format_location(self.file, self.line)
         yield (
             _H.REASON,
@@ -684,7 +732,8 @@ class CompressedStreamError(MintDimError, ValueError):
     """Raised while reading a compressed JSONL file whose stream is damaged.
 
     ``problem``: ``truncated`` (the stream ends inside a gzip member, a zstandard frame, an xz
-    or bzip2 stream) or ``corrupt`` (bytes that do not decompress, trailing bytes included).
+    or bzip2 stream), ``corrupt`` (bytes that do not decompress) or ``trailing`` (bytes after
+    the last member that are neither a member nor the zero padding the codec allows).
     ``last_line``: the last whole line read from the decompressed stream (0: none); every
     line up to it was read, the partial line after it never is.
     """
@@ -697,6 +746,13 @@ class CompressedStreamError(MintDimError, ValueError):
         "corrupt": Bilingual(
             "the compressed stream holds bytes that do not decompress",
             "luồng nén chứa các byte không giải nén được",
+        ),
+        "trailing": Bilingual(
+            "bytes follow the last complete stream that are neither another stream nor zero "
+            "padding (zeros are padding after gzip and bzip2, in multiples of four after xz)",
+            "sau luồng nén hoàn chỉnh cuối cùng còn các byte không phải một luồng khác cũng "
+            "không phải phần đệm số 0 (số 0 là phần đệm sau gzip và bzip2, theo bội số của bốn "
+            "sau xz)",
         ),
     }
     _TESTS: ClassVar[dict[str, str]] = {

@@ -147,8 +147,9 @@ class SourceConfig:
     max_line_bytes: int | None = field(
         default=None,
         metadata=_help(
-            "longest JSONL line read, in bytes (null: 64 MiB; kind jsonl only)",
-            "dòng JSONL dài nhất được đọc, tính bằng byte (null: 64 MiB; chỉ với kind jsonl)",
+            "longest JSONL line read, or most bytes a Parquet row's fields hold (null: 64 MiB)",
+            "dòng JSONL dài nhất được đọc, hoặc số byte tối đa các field của một hàng Parquet "
+            "(null: 64 MiB)",
             "source.max_line_bytes=268435456",
         ),
     )

@@ -5,7 +5,7 @@ and handed to the public fluent API, step by step::
 
     pipeline("unit-build")
       .source.<source.kind>(files=source.files, fields=source.fields, templates=source.templates,
-                            max_line_bytes=source.max_line_bytes)   # the last one: jsonl only
+                            max_line_bytes=source.max_line_bytes)
       .tokenizer.<tokenizer.type>([{"path": p, <tokenizer options set>} for p in tokenizer.path])
       .units(sizes=units.sizes, build_batch=units.build_batch, count=units.count, ...)
       .output.dir(output.dir, samples_per_shard=output.samples_per_shard)
@@ -162,18 +162,10 @@ def job_from_arguments(args: dict[str, Any]) -> UnitBuildPipeline:
 
 
 def _source_step(source: dict[str, Any]) -> UnitBuildPipeline:
-    """``pipeline("unit-build").source.<kind>(...)``; ``max_line_bytes`` is JSONL's alone."""
+    """``pipeline("unit-build").source.<kind>(...)``."""
     arguments = {key: value for key, value in source.items() if key != "kind"}
     step = pipeline("unit-build").source
-    if source["kind"] != "parquet":
-        return step.jsonl(**arguments)
-    if arguments.pop("max_line_bytes") is not None:
-        raise ConfigValueError(
-            key="source.max_line_bytes",
-            detail="source.kind=parquet has no lines: max_line_bytes is the JSONL line limit",
-            expected="source.max_line_bytes=null",
-        )
-    return step.parquet(**arguments)
+    return (step.parquet if source["kind"] == "parquet" else step.jsonl)(**arguments)
 
 
 def scan_job(overrides: list[str]) -> tuple[UnitBuildPipeline, int]:

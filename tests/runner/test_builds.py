@@ -12,7 +12,7 @@ import pytest
 import sentencepiece as spm
 from tokenizers import Tokenizer
 
-from mintdim import ConfigValueError, PipelineValidationError, UnitOverflowError
+from mintdim import LineTooLongError, PipelineValidationError, UnitOverflowError
 from mintdim.runner.app import run_job
 from mintdim.runner.demo import DEMO_DIR
 from tests.unit_build.helpers import tree_bytes_but_source_names
@@ -134,11 +134,14 @@ def test_the_bundled_parquet_file_holds_the_alpaca_rows() -> None:
     assert done.returncode == 0, done.stderr
 
 
-def test_max_line_bytes_is_refused_for_parquet(compose_cfg, tmp_path) -> None:
+def test_max_line_bytes_reaches_a_parquet_source(compose_cfg, tmp_path) -> None:
+    """source.max_line_bytes bounds a Parquet row's declared values as it bounds a JSONL line:
+    the demo's longest row holds more than 1,000 bytes, so the build names it."""
+    pytest.importorskip("pyarrow")
     cfg = compose_cfg(
         "source=parquet", "source.max_line_bytes=1000", "output=dir", f"output.dir=[{tmp_path}]"
     )
-    with pytest.raises(ConfigValueError) as info:
+    with pytest.raises(LineTooLongError) as info:
         run_job(cfg)
-    assert info.value.key == "source.max_line_bytes"
-    assert not any(tmp_path.iterdir())
+    assert info.value.kind == "parquet" and info.value.limit == 1000
+    assert "Row" in info.value.message("en") and "Hàng" in info.value.message("vi")

@@ -546,7 +546,8 @@ def test_source_parse_detail_goes_under_reason():
         (["pad_id"], "unk_id and pad_id are loaded from the tokenizer library."),
         (
             ["vocab"],
-            "The allowed keys are path, engine, encode, append_eos, pad_fallback and unk_fallback.",
+            "The allowed keys are path, engine, encode, append_eos, pad_fallback, unk_fallback "
+            "and parity.",
         ),
     ],
 )

@@ -7,6 +7,7 @@ child). Tests that need a mount or a limit skip cleanly where the machine does n
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import hashlib
 import lzma
@@ -490,6 +491,60 @@ def test_corrupt_bytes_and_trailing_garbage_are_named(cwd, sp_model, suffix, com
         lines = data.count(b"\n")
         assert err.last_line == lines if name == "trailing" else err.last_line < lines
         _assert_failed_build(cwd / name, "CompressedStreamError")
+
+
+# What follows the last member, codec by codec: MintDim's verdict (True: read, False: refused)
+# and the reference tool's exit status on the same file. Zero padding is read where the tool
+# reads it; other bytes are refused even where the tool only warns (gzip -t: status 2 "trailing
+# garbage ignored"; bzip2 -t: status 0 "trailing garbage after EOF ignored"), since they may be
+# a damaged next member whose records would be lost without a word. docs/sources.md has the table.
+TRAILING = {
+    # codec: (compress, tool, {tail: (MintDim reads it, the tool's status)})
+    "gz": (
+        lambda data: gzip.compress(data, mtime=0),
+        ["gzip", "-t"],
+        {"zeros512": (True, 0), "zeros3": (True, 0), "garbage": (False, 2)},
+    ),
+    "xz": (
+        lzma.compress,
+        ["xz", "-t"],
+        {"zeros512": (True, 0), "zeros3": (False, 1), "garbage": (False, 1)},
+    ),
+    "bz2": (
+        bz2.compress,
+        ["bzip2", "-t"],
+        {"zeros512": (True, 0), "zeros3": (True, 0), "garbage": (False, 0)},
+    ),
+    "zst": (
+        lambda data: zstandard.ZstdCompressor().compress(data),
+        ["zstd", "-q", "-t"],
+        {"zeros512": (False, 1), "zeros3": (False, 1), "garbage": (False, 1)},
+    ),
+}
+TAILS = {"zeros512": bytes(512), "zeros3": bytes(3), "garbage": b"xy"}
+
+
+@pytest.mark.parametrize("codec", list(TRAILING))
+def test_trailing_bytes_are_read_as_the_reference_tools_read_them(cwd, sp_model, codec):
+    compress, tool, verdicts = TRAILING[codec]
+    path, data = _packed(f"data.jsonl.{codec}", _rows(50, words=5), compress)
+    stream = path.read_bytes()
+    lines = data.count(b"\n")
+    for tail, (reads, status) in verdicts.items():
+        path.write_bytes(stream + TAILS[tail])
+        out = f"out-{tail}"
+        build = job([str(path)], sp_model, sizes=[SIZES], out=out)
+        if reads:
+            build.run(workers=1, progress=False)
+            assert open_build(out).__len__() == lines, tail
+        else:
+            with pytest.raises(errors.CompressedStreamError) as caught:
+                build.run(workers=1, progress=False)
+            assert caught.value.problem in ("corrupt", "trailing"), tail
+            assert caught.value.last_line == lines, tail  # every record was read first
+        if shutil.which(tool[0]):
+            found = subprocess.run([*tool, str(path)], capture_output=True, check=False)
+            assert found.returncode == status, (tail, found.stderr)
 
 
 def test_a_bad_line_before_a_damaged_stream_is_the_error_named(cwd, sp_model):

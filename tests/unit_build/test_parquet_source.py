@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -353,3 +354,46 @@ def test_scan_and_auto_units_count_the_rows(cwd, sp_model):
         declared.run(workers=2, piece_bytes=1)
     assert counts["jsonl"].tolist() == counts["parquet"].tolist()
     assert tree_bytes_but_source_names("parquet") == tree_bytes_but_source_names("jsonl")
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_row_over_the_line_limit_is_named_by_its_row(cwd, sp_model, workers):
+    """max_line_bytes bounds a Parquet row's declared values together (an undeclared column
+    never counts); the build, a scan and the whole-record read name the row."""
+    records = _records(120)
+    records[77] = {"question": "q" * 600, "answer": "a" * 500, "n": 77}  # 1,100 bytes together
+    records[30] = {"question": "short", "answer": "x", "n": 30}
+    _write_parquet("data/a.parquet", records, row_group_size=50)
+    build = job(
+        ["data/a.parquet"], sp_model, fields=[FIELDS], templates=[TEMPLATE], sizes=[SIZES]
+    ).source.parquet(
+        files=["data/a.parquet"], fields=[FIELDS], templates=[TEMPLATE], max_line_bytes=1000
+    )
+    with pytest.raises(errors.LineTooLongError) as caught:
+        build.run(workers=workers, progress=False)
+    err = caught.value
+    assert (err.file, err.line, err.limit, err.size, err.kind) == (
+        "data/a.parquet",
+        78,
+        1000,
+        1100,
+        "parquet",
+    )
+    for lang, row in (("en", "Row"), ("vi", "Hàng")):
+        text = err.message(lang)
+        assert f"{row}:\n78" in text and "1,100" in text
+    plan = replace(_plan(Path("data/a.parquet"), 16), max_line_bytes=1000)
+    read = list(open_source(plan).records())
+    assert [n for part in read for n in part.line_numbers] == list(range(1, 78))
+    assert read[-1].error.line == 78
+    # 1,100 bytes are within a limit of 1,100: the same file builds.
+    job(
+        ["data/a.parquet"],
+        sp_model,
+        fields=[FIELDS],
+        templates=[TEMPLATE],
+        sizes=[SIZES + [512]],
+        out="ok",
+    ).source.parquet(
+        files=["data/a.parquet"], fields=[FIELDS], templates=[TEMPLATE], max_line_bytes=1100
+    ).run(workers=workers, progress=False)

@@ -632,9 +632,9 @@ def test_declared_pad_id_matches_the_catalogue(cwd, sp_model):
             "unknown_keys",
             ["vocab"],
             "tokenizer config has unknown keys: ['vocab']. The allowed keys are path, engine, "
-            "encode, append_eos, pad_fallback and unk_fallback.",
+            "encode, append_eos, pad_fallback, unk_fallback and parity.",
             "config tokenizer có key không hợp lệ: ['vocab']. Các key được phép: path, engine, "
-            "encode, append_eos, pad_fallback và unk_fallback.",
+            "encode, append_eos, pad_fallback, unk_fallback và parity.",
         ),
     ],
 )

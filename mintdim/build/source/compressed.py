@@ -15,6 +15,18 @@ A damaged stream (cut short, bytes that do not decompress) ends the records at t
 line before the damage and is a ``CompressedStreamError`` naming that line, raised in input
 order after the records before it.
 
+Zero bytes after the last member are padding, as the reference tools read them (tar and some
+writers pad this way): accepted after gzip and bzip2 members, and after xz streams in multiples
+of four bytes (the xz format's Stream Padding); zstandard has none (``zstd -t`` refuses it).
+Any other byte after the last member is ``CompressedStreamError`` (``trailing``).
+
+**Memory is bounded by MintDim's limits, never by the input.** A decompression bomb (a few KB
+that expand to gigabytes) must not be able to exhaust memory, so no call ever returns more than
+about ``_CHUNK`` bytes: gzip, xz and bzip2 decompress with ``max_length`` and are called again for
+what they hold back; zstandard's objects take no output bound, so they are fed ``_ZSTD_SLICE``
+bytes at a time, and one zstandard block (4 bytes at the least) expands to 128 KiB at the most.
+The line readers downstream refuse a line as soon as it passes ``max_line_bytes``.
+
 Pieces: a compressed stream cannot be entered in the middle, so the driver decompresses each
 file once and cuts the decompressed stream at line ends exactly as a plain file's bytes are cut
 (``jsonl.cut_lines``); each piece carries its decompressed lines to the worker that encodes it,
@@ -64,8 +76,12 @@ from mintdim.errors import CompressedStreamError
 __all__ = ["CODECS", "CompressedJsonlSource"]
 
 _FEED = 64 << 10
-"""Compressed bytes given to a decompressor at once: zstandard's objects take no output limit,
-so this bounds what one call can return (measured: no slower than 1 MiB for gzip or zstd)."""
+"""Compressed bytes read from the file at once."""
+_CHUNK = 1 << 20
+"""The most one gzip, xz or bzip2 decompression call returns (``max_length``)."""
+_ZSTD_SLICE = 256
+"""Compressed bytes one zstandard call is given: a zstandard block of 4 bytes (an RLE block)
+can stand for 128 KiB, so one call returns 8 MiB at the most."""
 
 
 @dataclass(frozen=True)
@@ -82,11 +98,20 @@ class Codec:
     """A new decompressor for one member: ``decompress(data)``, ``eof``, ``unused_data``."""
     errors: tuple[type[BaseException], ...]
     """What the decompressor raises for bytes that do not decompress."""
+    bounded: bool = True
+    """Whether ``decompress`` takes ``max_length`` (zlib, lzma, bz2); else it is fed slices."""
+    padding: int = 0
+    """Zero bytes after the last member are padding in multiples of this (0: none allowed)."""
 
 
 CODECS: dict[str, Codec] = {
     "jsonl.gz": Codec(
-        "gzip", (b"\x1f\x8b",), (".gz", ".gzip"), lambda: zlib.decompressobj(31), (zlib.error,)
+        "gzip",
+        (b"\x1f\x8b",),
+        (".gz", ".gzip"),
+        lambda: zlib.decompressobj(31),
+        (zlib.error,),
+        padding=1,
     ),
     "jsonl.zst": Codec(
         "zstd",
@@ -94,9 +119,12 @@ CODECS: dict[str, Codec] = {
         (".zst", ".zstd"),
         lambda: zstandard.ZstdDecompressor().decompressobj(),
         (zstandard.ZstdError,),
+        bounded=False,
     ),
-    "jsonl.xz": Codec("xz", (b"\xfd7zXZ\x00",), (".xz",), lzma.LZMADecompressor, (lzma.LZMAError,)),
-    "jsonl.bz2": Codec("bz2", (b"BZh",), (".bz2",), bz2.BZ2Decompressor, (OSError,)),
+    "jsonl.xz": Codec(
+        "xz", (b"\xfd7zXZ\x00",), (".xz",), lzma.LZMADecompressor, (lzma.LZMAError,), padding=4
+    ),
+    "jsonl.bz2": Codec("bz2", (b"BZh",), (".bz2",), bz2.BZ2Decompressor, (OSError,), padding=1),
 }
 """The compressed JSONL formats, by the ``FilePlan.format`` that names them."""
 
@@ -171,7 +199,7 @@ class _Decompressed(Stream):
 
     def __iter__(self) -> Iterator[bytes]:
         digest = hashlib.sha256()
-        stored = produced = 0
+        stored = produced = size = 0
         held: list[bytes] = []
         first = True
         with open(self.plan.abs_path, "rb") as handle:
@@ -181,20 +209,27 @@ class _Decompressed(Stream):
                 digest.update(block)
                 stored += len(block)
                 try:
-                    members.decompress(block, held)
+                    for chunk in members.feed(block):
+                        held.append(chunk)
+                        size += len(chunk)
+                        if size >= READ_BLOCK:
+                            produced += size
+                            self.ratio = stored / produced
+                            yield self._block(held, first)
+                            held, first, size = [], False, 0
+                except _Trailing as err:
+                    self.damage = self._damage("trailing", str(err))
+                    break
                 except self.codec.errors as err:
                     self.damage = self._damage("corrupt", str(err))
                     break
-                if members.held >= READ_BLOCK:
-                    produced += members.held
-                    self.ratio = stored / produced
-                    yield self._block(held, first)
-                    held, first, members.held = [], False, 0
             else:
                 if members.open:
                     self.damage = self._damage("truncated", "")
+                elif members.padded % max(self.codec.padding, 1):
+                    self.damage = self._damage("trailing", f"{members.padded} zero bytes")
         if held:
-            self.ratio = stored / (produced + members.held)
+            self.ratio = stored / (produced + size)
             yield self._block(held, first)
         self.fingerprint = InputFingerprint(stored, mtime_ns, digest.hexdigest())
 
@@ -219,25 +254,62 @@ class _Decompressed(Stream):
         return error
 
 
+class _Trailing(Exception):
+    """Bytes after the last member that are neither a member nor padding."""
+
+
 class _Members:
-    """Decompression across members (frames, streams), one decompressor each."""
+    """Decompression across members (frames, streams), one decompressor each, in chunks of a
+    bounded size (module docstring)."""
 
     def __init__(self, codec: Codec) -> None:
         self.codec = codec
         self.member = codec.member()
         self.open = False
         """A member has begun and not ended: the stream must go on."""
-        self.held = 0
-        """Bytes decompressed since the caller last set it to 0."""
+        self.padded = 0
+        """Zero bytes read after the last member (then nothing else may follow)."""
 
-    def decompress(self, data: bytes, out: list[bytes]) -> None:
-        """Append what ``data`` decompresses to, member after member, to ``out``: when a later
-        member is damaged, what the earlier ones gave is already there."""
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        """What ``data`` decompresses to, member after member, in chunks: when a later member is
+        damaged, what the earlier ones gave is out already."""
         while data:
-            out.append(self.member.decompress(data))
-            self.held += len(out[-1])
-            self.open = not self.member.eof
-            if self.open:
-                break
-            data = self.member.unused_data
-            self.member = self.codec.member()
+            if self.padded or (not self.open and self.codec.padding and not data[0]):
+                if data.count(0) != len(data):
+                    raise _Trailing(f"a byte other than zero after {self.padded} zero bytes")
+                self.padded += len(data)
+                return
+            self.open = True
+            data = yield from (self._bounded if self.codec.bounded else self._sliced)(data)
+            if self.member.eof:
+                self.open = False
+                self.member = self.codec.member()
+
+    def _bounded(self, data: bytes) -> Generator[bytes, None, bytes]:
+        """zlib, lzma and bz2: at most ``_CHUNK`` bytes a call, called again while they hold
+        output back; returns the bytes after the member's end."""
+        member = self.member
+        while True:
+            out = member.decompress(data, _CHUNK)
+            if out:
+                yield out
+            if member.eof:
+                return member.unused_data
+            # zlib hands back the input it did not reach; lzma and bz2 keep it, and say when
+            # they need more.
+            data = getattr(member, "unconsumed_tail", b"")
+            if not data and (
+                member.needs_input if hasattr(member, "needs_input") else len(out) < _CHUNK
+            ):
+                return b""
+
+    def _sliced(self, data: bytes) -> Generator[bytes, None, bytes]:
+        """zstandard: ``_ZSTD_SLICE`` bytes a call; returns the bytes after the frame's end."""
+        member = self.member
+        for start in range(0, len(data), _ZSTD_SLICE):
+            out = member.decompress(data[start : start + _ZSTD_SLICE])
+            if out:
+                yield out
+            if member.eof:
+                return member.unused_data + data[start + _ZSTD_SLICE :]
+        return b""

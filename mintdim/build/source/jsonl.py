@@ -134,6 +134,8 @@ class JsonlSource(FileSource):
         blocks = _Blocks(self.plan.abs_path, piece.start, piece.end)
         yield from line_batches(self.plan, blocks, piece.first_line)
         _check_same_bytes(self.plan, piece, blocks.fingerprint)
+        if work.error is not None:  # a line past the limit just after this piece
+            raise work.error
 
     def batches(self) -> Generator[RawBatch, None, InputFingerprint]:
         """Stream the whole file as batches of raw lines; memory holds one read block and one
@@ -159,7 +161,10 @@ def cut_lines(plan: FilePlan, stream: Stream, piece_bytes: int, carry: bool) -> 
     holds its bytes, for a stream no worker can read itself.
 
     A damaged stream ends with a piece of the whole lines before the damage (if any), then an
-    empty piece carrying the error: a piece no intact stream has, so no resume reuses it.
+    empty piece carrying the error: a piece no intact stream has, so no resume reuses it. A line
+    that passes ``max_line_bytes`` before its newline ends the pieces the same way, with its
+    ``LineTooLongError``, as soon as it does: the rest of the stream is never read (a one-line
+    decompression bomb costs the limit, not its size).
     """
     number = 0
     line = 1
@@ -167,22 +172,32 @@ def cut_lines(plan: FilePlan, stream: Stream, piece_bytes: int, carry: bool) -> 
     buffer = bytearray()
     for block in stream:
         buffer += block
-        while (cut := _next_cut(buffer, start, piece_bytes, plan.max_line_bytes)) is not None:
+        while (cut := _next_cut(buffer, start, piece_bytes)) is not None:
             work = _work(plan, number, start, cut, line, buffer, carry, stream.ratio)
             line += buffer.count(b"\n", 0, cut - start)
             del buffer[: cut - start]
             start, number = cut, number + 1
             yield work
-    if stream.damage is not None:
-        whole = buffer.rfind(b"\n") + 1
-        if whole:
-            yield _work(plan, number, start, start + whole, line, buffer, carry, stream.ratio)
-            line += buffer.count(b"\n", 0, whole)
-            start, number = start + whole, number + 1
-        empty = Piece(plan.index, number, start, start, line, hashlib.sha256().hexdigest())
-        yield PieceWork(empty, b"", stream.damage(line - 1))
-    elif buffer:  # the last piece, its last line perhaps without a newline
-        yield _work(plan, number, start, start + len(buffer), line, buffer, carry, stream.ratio)
+        if len(buffer) - (buffer.rfind(b"\n") + 1) > plan.max_line_bytes:
+            break
+    else:
+        if stream.damage is None:
+            if buffer:  # the last piece, its last line perhaps without a newline
+                yield _work(
+                    plan, number, start, start + len(buffer), line, buffer, carry, stream.ratio
+                )
+            return
+    whole = buffer.rfind(b"\n") + 1
+    if whole:
+        yield _work(plan, number, start, start + whole, line, buffer, carry, stream.ratio)
+        line += buffer.count(b"\n", 0, whole)
+        start, number = start + whole, number + 1
+    if stream.damage is not None and len(buffer) - whole <= plan.max_line_bytes:
+        error = stream.damage(line - 1)
+    else:
+        error = LineTooLongError(file=plan.path, line=line, limit=plan.max_line_bytes)
+    empty = Piece(plan.index, number, start, start, line, hashlib.sha256().hexdigest())
+    yield PieceWork(empty, b"", error)
 
 
 def _work(
@@ -201,19 +216,11 @@ def _work(
         return PieceWork(piece, bytes(data), ratio=ratio) if carry else PieceWork(piece)
 
 
-def _next_cut(buffer: bytearray, start: int, piece_bytes: int, max_line: int) -> int | None:
-    """The stream offset where the piece starting at ``start`` ends, if ``buffer`` reaches it.
-
-    A line longer than ``max_line`` ends its piece where the buffer ends, so memory stays
-    bounded: reading that piece raises ``LineTooLongError`` for it, in input order.
-    """
+def _next_cut(buffer: bytearray, start: int, piece_bytes: int) -> int | None:
+    """The stream offset where the piece starting at ``start`` ends, if ``buffer`` reaches it."""
     target = (start // piece_bytes + 1) * piece_bytes  # the next multiple past this piece's start
     newline = buffer.find(b"\n", max(0, target - 1 - start))
-    if newline >= 0:
-        return start + newline + 1
-    if len(buffer) - (buffer.rfind(b"\n") + 1) > max_line:
-        return start + len(buffer)
-    return None
+    return start + newline + 1 if newline >= 0 else None
 
 
 def _check_same_bytes(plan: FilePlan, piece: Piece, read: InputFingerprint) -> None:

@@ -50,6 +50,8 @@ from mintdim.build.source.base import (
 from mintdim.errors import (
     FieldValueTypeError,
     InputChangedError,
+    LineTooLongError,
+    MintDimError,
     ParquetMissingError,
     ParquetReadError,
     ParquetSchemaError,
@@ -227,18 +229,25 @@ class ParquetSource(FileSource):
         return _fingerprint(self.plan.abs_path, mtime_ns)
 
     def parse(self, batch: RowBatch) -> ParsedLines:
-        """The rows' field values and texts, up to the first row whose value is no string."""
+        """The rows' field values and texts, up to the first row whose value is no string or
+        whose values hold more than ``max_line_bytes``."""
         plan = self.plan
         _, join = plan.template.value_functions(plan.fields)  # the columns are in field order
         count = len(batch.columns[0])
         bad = [_first_bad(column) for column in batch.columns]
         stop = min((row for row in bad if row is not None), default=count)
-        columns = [column.slice(0, stop).to_pylist() for column in batch.columns]
+        large = _first_large([column.slice(0, stop) for column in batch.columns], plan)
+        columns = [
+            column.slice(0, stop if large is None else large[0]).to_pylist()
+            for column in batch.columns
+        ]
         values = list(zip(*columns, strict=True))
         texts = [join(sample) for sample in values]
-        numbers = list(range(batch.first_line, batch.first_line + stop))
-        error = None
-        if stop < count:
+        numbers = list(range(batch.first_line, batch.first_line + len(values)))
+        error: MintDimError | None = None
+        if large is not None:
+            error = _too_large(plan, batch.first_line, large)
+        elif stop < count:
             which = bad.index(stop)
             column = batch.columns[which]
             error = FieldValueTypeError(
@@ -260,6 +269,13 @@ class ParquetSource(FileSource):
         try:
             # One thread: the callers read one file at a time beside their own work.
             for batch in file.iter_batches(batch_size=self.plan.build_batch, use_threads=False):
+                declared = [batch.column(name) for name in self.plan.fields]
+                large = _first_large(declared, self.plan)
+                if large is not None:
+                    rows = batch.slice(0, large[0]).to_pylist()
+                    numbers = list(range(row, row + len(rows)))
+                    yield Records(rows, numbers, 0, _too_large(self.plan, row, large))
+                    break
                 rows = batch.to_pylist()
                 yield Records(rows, list(range(row, row + len(rows))), 0, None)
                 row += len(rows)
@@ -360,6 +376,35 @@ def _first_piece(groups: list[_Group], piece_bytes: int) -> int:
         if taken < len(groups) and groups[taken].carried(piece_bytes):
             return taken
     return len(groups)
+
+
+def _first_large(columns: list[Any], plan: FilePlan) -> tuple[int, int] | None:
+    """``(row, bytes)`` of the first row whose string values hold more than ``max_line_bytes``
+    together, or None (columns of another type hold no string to count)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    sizes = np.zeros(len(columns[0]) if columns else 0, dtype=np.int64)
+    for column in columns:
+        if not _is_strings(column.type) or not len(column):
+            continue
+        if pa.types.is_dictionary(column.type):
+            column = column.dictionary_decode()
+        if pa.types.is_string_view(column.type):  # binary_length has no kernel for views
+            column = column.cast(pa.large_string())
+        sizes += pc.binary_length(column).fill_null(0).to_numpy(zero_copy_only=False)
+    over = np.flatnonzero(sizes > plan.max_line_bytes)
+    return (int(over[0]), int(sizes[over[0]])) if over.size else None
+
+
+def _too_large(plan: FilePlan, first_row: int, large: tuple[int, int]) -> LineTooLongError:
+    return LineTooLongError(
+        file=plan.path,
+        line=first_row + large[0],
+        limit=plan.max_line_bytes,
+        kind="parquet",
+        size=large[1],
+    )
 
 
 def _first_bad(column: Any) -> int | None:
