@@ -24,6 +24,11 @@ Run by hand, never in CI. What it measures, and how:
   5) over the same significant 5-grams, in alternating rounds (medians): seconds to the
   candidate pairs, and recall: the share of the injected near copies and containments meeting
   the near-duplicate rule (compared exactly) that are candidates.
+* **formats** (``--formats``): the smallest size stored again as ``.jsonl.zst`` and ``.parquet``
+  (the same records), each built once; then ``mintdim.group`` of the three builds, each in a
+  fresh child, in alternating rounds (each format first in turn): medians, and the paired ratios
+  of each format to plain JSONL (issue 32's bound: 1.2). Grouping re-reads every record through
+  the build's own source, so the difference is decompressing or decoding the input again.
 * **copying**: ``mintdim.split`` of the largest build against a plain ``shutil.copytree`` of
   the same build, alternating rounds (medians, the paired ratio); split's own record copy
   (``write_builds``: every shard read, checked against its digest and written again) is timed
@@ -69,6 +74,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--skip-group", action="store_true", help="reuse the groups of an earlier run (copy only)"
     )
     p.add_argument("--skip-sketch", action="store_true")
+    p.add_argument(
+        "--formats", action="store_true", help="also group the smallest size from zst and Parquet"
+    )
     p.add_argument("--json", type=Path, default=None, help="also write the results here")
     return p.parse_args(argv)
 
@@ -149,9 +157,10 @@ def build(data: Path, out: Path, workers: int) -> float:
     from mintdim import pipeline
 
     start = time.perf_counter()
+    source = pipeline("unit-build").source
+    read = source.parquet if data.suffix == ".parquet" else source.jsonl
     (
-        pipeline("unit-build")
-        .source.jsonl(files=[str(data)], fields=[["text"]], templates=["{text}"])
+        read(files=[str(data)], fields=[["text"]], templates=["{text}"])
         .tokenizer.sentencepiece([{"path": str(demo_dir() / "demo_unigram.model")}])
         .units(sizes=[[64, 96, 128, 160, 192, 256, 384, 512, 1024]], build_batch=[4096])
         .output.dir(str(out), samples_per_shard=[100000])
@@ -193,6 +202,61 @@ def group_in_child(build_dir: Path, out: Path, workers: int) -> dict:
     # others than the wall time.
     found["cpu_seconds"] = usage.ru_utime + usage.ru_stime
     found["loadavg_after"] = os.getloadavg()
+    return found
+
+
+def stored_as(data: Path, suffix: str) -> Path:
+    """The records of ``data`` (JSONL) stored again as ``.jsonl.zst`` or ``.parquet`` (once)."""
+    target = data.with_name(data.stem + suffix)
+    if target.is_file():
+        return target
+    if suffix == ".parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        with open(data, encoding="utf-8") as lines:
+            rows = [json.loads(line) for line in lines]
+        # Every record has every key, as in the JSONL (Parquet has no absent field, only null).
+        for row in rows:
+            row.setdefault("of", None)
+            row.setdefault("kind", None)
+        pq.write_table(pa.Table.from_pylist(rows), target)
+    else:
+        import zstandard
+
+        with open(data, "rb") as source, open(target, "wb") as out:
+            zstandard.ZstdCompressor().copy_stream(source, out)
+    return target
+
+
+def format_comparison(data: Path, work: Path, workers: int, rounds: int) -> dict:
+    """Grouping the same records built from JSONL, zstandard JSONL and Parquet, alternating."""
+    builds = {".jsonl": work / "format-jsonl"}
+    build(data, builds[".jsonl"], workers)
+    for suffix in (".jsonl.zst", ".parquet"):
+        builds[suffix] = work / f"format-{suffix.strip('.').replace('.', '-')}"
+        build(stored_as(data, suffix), builds[suffix], workers)
+    taken: dict[str, list[dict]] = {suffix: [] for suffix in builds}
+    order = list(builds)
+    for round_ in range(rounds):
+        for suffix in order[round_ % len(order) :] + order[: round_ % len(order)]:
+            taken[suffix].append(group_in_child(builds[suffix], work / "format-groups", workers))
+        print(json.dumps({s: taken[s][-1]["seconds"] for s in order}), flush=True)
+    found = {
+        suffix: {
+            "seconds": statistics.median(r["seconds"] for r in runs),
+            "cpu_seconds": statistics.median(r["cpu_seconds"] for r in runs),
+            "groups": runs[0]["groups"],
+        }
+        for suffix, runs in taken.items()
+    }
+    for suffix in (".jsonl.zst", ".parquet"):
+        pairs = zip(taken[suffix], taken[".jsonl"], strict=True)
+        found[suffix]["x_jsonl_paired"] = statistics.median(
+            a["seconds"] / b["seconds"] for a, b in pairs
+        )
+    if len({entry["groups"] for entry in found.values()}) != 1:
+        raise SystemExit(f"the formats gave different groups: {found}")
     return found
 
 
@@ -396,6 +460,10 @@ def main(argv: list[str] | None = None) -> None:
     if not args.skip_sketch:
         results["sketch"] = sketch_comparison(largest, args.sketch_samples, args.rounds)
         print(json.dumps(results["sketch"], indent=1), flush=True)
+    if args.formats:
+        data = largest if len(sizes) == 1 else work / f"corpus-{sizes[0]}.jsonl"
+        results["formats"] = format_comparison(data, work, args.workers, args.rounds)
+        print(json.dumps(results["formats"], indent=1), flush=True)
     if not args.skip_copy:
         results["copy"] = copy_comparison(
             work / f"build-{sizes[-1]}", work / f"groups-{sizes[-1]}", work, args.rounds

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import orjson
 
-from mintdim.build.contracts import BuildPlan, FilePlan, TokenizerSpec
+from mintdim.build.contracts import BuildPlan, FilePlan, TokenizerSpec, record_kind
 from mintdim.build.formats import spans
 from mintdim.build.formats.sample_index import sample_parts
 from mintdim.build.formats.unk_index import unk_parts_flat
@@ -364,6 +364,7 @@ def _overflow(
             line=line_numbers[first],
             token_count=int(lengths[first]),
             max_unit_size=largest,
+            kind=record_kind(file),
         )
         return keep, lengths, units, [], error
     overflowing = np.flatnonzero(over).tolist()
@@ -449,6 +450,7 @@ def _parity(
         sampled,
         [(file.path, lines[r]) for r in again],
         "build",
+        record_kind(file),
     )
     if error is None:
         return len(rows), None

@@ -30,6 +30,7 @@ __all__ = [
     "TokenizerSpec",
     "UnitPlan",
     "largest_allowed",
+    "record_kind",
     "token_dtype_for",
 ]
 
@@ -239,6 +240,12 @@ class FilePlan:
     validation. None in every other file."""
     format: str = "jsonl"
     """How the file is stored, which names the source that reads it (``source.open_source``)."""
+
+
+def record_kind(file: FilePlan) -> str:
+    """What a file's records are numbered by in messages: ``parquet`` rows, or ``jsonl`` lines
+    (``errors.base.KINDS``; compressed JSONL counts lines of the decompressed stream)."""
+    return "parquet" if file.format == "parquet" else "jsonl"
 
 
 @dataclass(frozen=True, slots=True)

@@ -52,6 +52,7 @@ from mintdim.build.contracts import (
     ScanResult,
     TokenizerSpec,
     UnitPlan,
+    record_kind,
     token_dtype_for,
 )
 from mintdim.build.pieces import PieceEncoder, cut_pieces, default_piece_bytes
@@ -222,7 +223,7 @@ def _every_overflow(
     Nothing is written any more (the build has failed); the scan stops early only at a line
     that cannot be read, and the error then says where counting stopped.
     """
-    found = OverflowTally()
+    found = OverflowTally(record_kind(plan.files[file_index]))
     stopped: MintDimError | None = None
     rest = _batches_from(plan, file_index, first.line)
     with closing(_encode(BatchCounter(plan, encoders), rest, options)) as counted:

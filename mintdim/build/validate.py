@@ -20,6 +20,7 @@ from mintdim.build.contracts import (
     Template,
     TokenizerInfo,
     TokenizerSpec,
+    record_kind,
 )
 from mintdim.build.rules import per_file
 from mintdim.build.source import open_source
@@ -252,7 +253,7 @@ def _parity(encoder: Encoder, files: tuple[FilePlan, ...]) -> tuple[int, tuple[F
     stages += ["first_rows"] * len(first_texts)
     utf8 = [text.encode("utf-8") for text in texts]
     fast, reference = parity.encode_both(encoder, texts, utf8)
-    error = parity.compare(encoder, fast, reference, where, stages)
+    error = parity.compare(encoder, fast, reference, where, stages, record_kind(first))
     if error is not None:
         raise error
     # Equal to the reference's ids: the build compares the first rows with these digests.

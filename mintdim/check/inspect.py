@@ -52,6 +52,7 @@ _T = {
     "chart": Bilingual("samples per unit", "số mẫu theo unit"),
     "sample": Bilingual("sample {sample_id}", "mẫu {sample_id}"),
     "source": Bilingual("source       {file}:{line}", "nguồn        {file}:{line}"),
+    "source_row": Bilingual("source       {file}, row {line}", "nguồn        {file}, hàng {line}"),
     "place": Bilingual(
         "place        {shard} row {row} (unit {unit}: {count} tokens, {pad} PAD)",
         "vị trí       {shard} dòng {row} (unit {unit}: {count} token, {pad} PAD)",
@@ -164,7 +165,11 @@ def sample(build: UnitBuild, sample_id: int) -> Iterator[str]:
         row = orjson.loads(next(itertools.islice(handle, sample_id, None)))
     tokens = build.tokens(row).tolist()
     yield _T["sample"].render(sample_id=sample_id)
-    yield _T["source"].render(file=row["source_file"], line=row["source_line"])
+    source = build.manifest["source"]
+    listed = source["inputs"][source["files"].index(row["source_file"])]
+    # A Parquet input's records are rows: "row 13", never "d.parquet:13" (a line).
+    text = _T["source_row" if listed.get("format") == "parquet" else "source"]
+    yield text.render(file=row["source_file"], line=row["source_line"])
     yield _T["place"].render(
         shard=row["shard_path"],
         row=row["shard_row"],

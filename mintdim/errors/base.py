@@ -104,8 +104,18 @@ def current_directory() -> str:
 
 
 def format_location(file: str, line: int) -> str:
-    """Return ``file:line`` with the path exactly as the user declared it."""
+    """Return ``file:line`` with the path exactly as the user declared it (for Parquet, whose
+    records are rows, ``file:row``: the heading says which, ``sample_heading``)."""
     return f"{file}:{line}"
+
+
+KINDS = ("jsonl", "parquet")
+"""What an input's records are numbered by: JSONL lines, or Parquet rows."""
+
+
+def sample_heading(kind: str) -> Bilingual:
+    """The heading over a ``file:N`` location: a line of JSONL, a row of Parquet."""
+    return _H.SAMPLE_ROW if kind == "parquet" else _H.SAMPLE
 
 
 # ---------------------------------------------------------------------------
@@ -233,6 +243,7 @@ class _H:
     LINE = Bilingual("Line", "Dòng")
     ROW = Bilingual("Row", "Hàng")
     SAMPLE = Bilingual("Sample", "Mẫu")
+    SAMPLE_ROW = Bilingual("Sample (file:row)", "Mẫu (file:hàng)")
     DIRECTORY = Bilingual("Directory", "Thư mục")
     METHOD = Bilingual("Method", "Phương thức")
     FILE_INDEX = Bilingual("File index", "Vị trí file")

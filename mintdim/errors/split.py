@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 from mintdim.errors.base import (
     _H,
+    KINDS,
     MintDimError,
     _bullets,
     _choice,
@@ -34,6 +35,7 @@ __all__ = [
 
 _H_BUILD = Bilingual("Build", "Bản build")
 _H_FILE = Bilingual("File", "File")
+_H_FILE_ROW = Bilingual("File (file:row)", "File (file:hàng)")
 _H_VALUE = Bilingual("Value", "Giá trị")
 
 
@@ -53,17 +55,17 @@ class ChangedSinceBuildError(MintDimError, ValueError):
             "SHA-256 của nó là {now}, manifest ghi {was}",
         ),
         "rendered": Bilingual(
-            "the sample rendered from this line has SHA-256 {now}; the build's sample_index.jsonl "
-            "recorded {was}",
-            "mẫu dựng từ dòng này có SHA-256 {now}; sample_index.jsonl của bản build ghi {was}",
+            "the sample rendered from this record has SHA-256 {now}; the build's "
+            "sample_index.jsonl recorded {was}",
+            "mẫu dựng từ bản ghi này có SHA-256 {now}; sample_index.jsonl của bản build ghi {was}",
         ),
         "line_missing": Bilingual(
-            "the build has a sample at this line, but the file ends before it",
-            "bản build có một mẫu ở dòng này, nhưng file kết thúc trước dòng đó",
+            "the build has a sample at this record, but the file ends before it",
+            "bản build có một mẫu ở bản ghi này, nhưng file kết thúc trước bản ghi đó",
         ),
         "line_not_sample": Bilingual(
-            "the build has a sample at this line, but the line no longer renders to one",
-            "bản build có một mẫu ở dòng này, nhưng dòng này không còn dựng ra mẫu đó",
+            "the build has a sample at this record, but the record no longer renders to one",
+            "bản build có một mẫu ở bản ghi này, nhưng bản ghi này không còn dựng ra mẫu đó",
         ),
         "index_line": Bilingual(
             "this line is not a line of the build its manifest describes (its sample id, source "
@@ -85,8 +87,10 @@ class ChangedSinceBuildError(MintDimError, ValueError):
     file: str
     change: str = _choice(_CHANGES)
     line: int | None = None
+    """The record's line (JSONL) or row (Parquet, ``kind``)."""
     was: str = ""
     now: str = ""
+    kind: str = _choice(KINDS, "jsonl")
 
     summary = Bilingual(
         "A file changed since the build was made.",
@@ -118,8 +122,11 @@ class ChangedSinceBuildError(MintDimError, ValueError):
 
     def _sections(self) -> Iterator[Any]:
         yield _H_BUILD, self.build
-        where = self.file if self.line is None else format_location(self.file, self.line)
-        yield _H_FILE, where
+        if self.line is None:
+            yield _H_FILE, self.file
+        else:
+            heading = _H_FILE_ROW if self.kind == "parquet" else _H_FILE
+            yield heading, format_location(self.file, self.line)
         yield _H.PROBLEM, self._CHANGES[self.change]
         yield (
             _H.FIX,

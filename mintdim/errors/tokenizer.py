@@ -8,12 +8,14 @@ from typing import Any, ClassVar
 
 from mintdim.errors.base import (
     _H,
+    KINDS,
     MintDimError,
     _bullets,
     _choice,
     _quoted,
     _say,
     format_location,
+    sample_heading,
 )
 from mintdim.shared.lang import Bilingual
 
@@ -532,6 +534,8 @@ class TokenizerParityError(MintDimError, RuntimeError):
     """Index of the first token shown in ``reference`` and ``fast``."""
     reference: list[int]
     fast: list[int]
+    kind: str = _choice(KINDS, "jsonl")
+    """``parquet``: ``line`` is the input's row."""
 
     summary = Bilingual(
         "The fast engine's token ids differ from the reference library's.",
@@ -552,7 +556,7 @@ class TokenizerParityError(MintDimError, RuntimeError):
     )
 
     def _sections(self) -> Iterator[Any]:
-        yield _H.SAMPLE, format_location(self.file, self.line)
+        yield sample_heading(self.kind), format_location(self.file, self.line)
         yield "Tokenizer", self.path
         yield Bilingual("Found", "Phát hiện"), self._FOUND[self.stage]
         yield (

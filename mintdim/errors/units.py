@@ -8,11 +8,13 @@ from typing import Any, ClassVar
 from mintdim.errors.base import (
     _H,
     _OPTION_RULES,
+    KINDS,
     MintDimError,
     _choice,
     _say,
     _show,
     format_location,
+    sample_heading,
 )
 from mintdim.shared.lang import Bilingual
 
@@ -145,6 +147,8 @@ class UnitOverflowError(MintDimError, ValueError):
     first_at: list[str] = ()
     first_counts: list[int] = ()
     stopped_at: str = ""
+    kind: str = _choice(KINDS, "jsonl")
+    """``parquet``: the locations are ``file:row``, not ``file:line``."""
 
     _SAMPLE = Bilingual("{at} ({tokens:,} tokens)", "{at} ({tokens:,} token)")
 
@@ -182,7 +186,7 @@ class UnitOverflowError(MintDimError, ValueError):
     )
 
     def _sections(self) -> Iterator[Any]:
-        yield _H.SAMPLE, format_location(self.file, self.line)
+        yield sample_heading(self.kind), format_location(self.file, self.line)
         yield "token_count", self.token_count
         yield "max_unit_size", self.max_unit_size
         if self.count > 1:
@@ -209,9 +213,9 @@ class UnitOverflowError(MintDimError, ValueError):
                 Bilingual("Counted up to", "Đã đếm đến"),
                 _say(
                     Bilingual(
-                        "{stopped_at}: that line has another error, so later samples were not "
+                        "{stopped_at}: that record has another error, so later samples were not "
                         "counted",
-                        "{stopped_at}: dòng đó có lỗi khác, nên các mẫu sau chưa được đếm",
+                        "{stopped_at}: bản ghi đó có lỗi khác, nên các mẫu sau chưa được đếm",
                     )
                 ),
             )

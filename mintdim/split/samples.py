@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import orjson
 
-from mintdim.build.contracts import FilePlan
+from mintdim.build.contracts import FilePlan, record_kind
 from mintdim.build.formats import manifest, sample_index
 from mintdim.build.source import open_source
 from mintdim.errors import ChangedSinceBuildError, UnknownKeyFieldError
@@ -226,7 +226,9 @@ def _file_records(
     pending: list[tuple[int, dict]] = []
 
     def change(kind: str, **facts: object) -> ChangedSinceBuildError:
-        return ChangedSinceBuildError(build=build.shown, file=declared, change=kind, **facts)
+        return ChangedSinceBuildError(
+            build=build.shown, file=declared, change=kind, kind=record_kind(plan), **facts
+        )
 
     if not Path(plan.abs_path).is_file():
         raise change("missing")

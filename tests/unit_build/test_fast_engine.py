@@ -304,10 +304,10 @@ def test_first_rows_are_compared_with_the_reference_ids_of_validation(
     reencoded = []
     real_check = parity.check
 
-    def spy(encoder, texts, utf8, fast, where, stage):
+    def spy(encoder, texts, utf8, fast, where, stage, kind):
         if stage == "build":
             reencoded.extend(line for _, line in where)
-        return real_check(encoder, texts, utf8, fast, where, stage)
+        return real_check(encoder, texts, utf8, fast, where, stage, kind)
 
     monkeypatch.setattr(parity, "check", spy)
     job(["data.jsonl"], _fast(roberta), build_batch=(build_batch,)).run(workers=1, progress=False)

@@ -216,7 +216,11 @@ def test_deep_verify_and_inspect_read_the_parquet_rows(cwd, sp_model):
     row = read_jsonl("out/sample_index.jsonl")[77]
     shown = CliRunner().invoke(main, ["inspect", "out", "--sample", "77"])
     assert shown.exit_code == 0
-    assert f"source       data/a.parquet:{row['source_line']}" in shown.output
+    # A Parquet record is a row, never shown as a line ("file:N").
+    assert f"source       data/a.parquet, row {row['source_line']}\n" in shown.output
+    assert "data/a.parquet:" not in shown.output
+    vi = CliRunner().invoke(main, ["inspect", "out", "--sample", "77", "--lang", "vi"])
+    assert f"nguồn        data/a.parquet, hàng {row['source_line']}\n" in vi.output
     record = records[row["source_line"] - 1]
     processor = spm.SentencePieceProcessor(model_file=str(sp_model))
     text = processor.decode(processor.encode(f"{record['question']}\n{record['answer']}"))
@@ -397,3 +401,32 @@ def test_a_row_over_the_line_limit_is_named_by_its_row(cwd, sp_model, workers):
     ).source.parquet(
         files=["data/a.parquet"], fields=[FIELDS], templates=[TEMPLATE], max_line_bytes=1100
     ).run(workers=workers, progress=False)
+
+
+def test_errors_name_a_parquet_record_by_its_row(cwd, sp_model):
+    """An overlong sample, and a record changed since the build (as grouping finds it), are
+    named by their row in both languages."""
+    import mintdim
+
+    records = _records(60)
+    records[41] = {"question": "the model " * 40, "answer": "a unit", "n": 41}
+    _write_parquet("data/a.parquet", records, row_group_size=25)
+    with pytest.raises(errors.UnitOverflowError) as caught:
+        _job(["data/a.parquet"], sp_model, "over").run(workers=1)
+    assert (caught.value.line, caught.value.kind) == (42, "parquet")
+    assert "Sample (file:row):\ndata/a.parquet:42" in caught.value.message("en")
+    assert "Mẫu (file:hàng):\ndata/a.parquet:42" in caught.value.message("vi")
+    records[41] = {"question": "short", "answer": "a unit", "n": 41}
+    _write_parquet("data/a.parquet", records, row_group_size=25)
+    _job(["data/a.parquet"], sp_model, "out").run(workers=1)
+    records[7] = {**records[7], "answer": records[7]["answer"] + "!"}
+    _write_parquet("data/a.parquet", records, row_group_size=25)
+    with pytest.raises(errors.ChangedSinceBuildError) as changed:
+        mintdim.group("out", "groups")
+    assert (changed.value.change, changed.value.line, changed.value.kind) == (
+        "rendered",
+        8,
+        "parquet",
+    )
+    assert "File (file:row):\ndata/a.parquet:8" in changed.value.message("en")
+    assert "File (file:hàng):\ndata/a.parquet:8" in changed.value.message("vi")

@@ -132,15 +132,18 @@ def check(
     fast: Ids | None,
     where: list[tuple[str, int]],
     stage: str | list[str],
+    kind: str = "jsonl",
 ) -> TokenizerParityError | None:
     """Re-encode ``texts`` with the reference library and compare with the fast engine's ids.
 
     ``fast`` is the fast engine's ``(flat, lengths)`` for exactly these texts, or None to encode
     them here. ``where[i]`` is text i's ``(file, line)``, ``stage`` where the check runs (one
-    for all texts, or one per text). Returns the error of the first text whose ids differ.
+    for all texts, or one per text), ``kind`` what the lines are (``parquet``: rows). Returns
+    the error of the first text whose ids differ.
     """
     ids = fast if fast is not None else encoder.encode_batch(texts, utf8)
-    return compare(encoder, ids, encoder.reference.encode_batch(texts, utf8), where, stage)
+    reference = encoder.reference.encode_batch(texts, utf8)
+    return compare(encoder, ids, reference, where, stage, kind)
 
 
 def encode_both(encoder: FastEncoder, texts: list[str], utf8: list[bytes]) -> tuple[Ids, Ids]:
@@ -185,9 +188,10 @@ def compare(
     reference: Ids,
     where: list[tuple[str, int]],
     stage: str | list[str],
+    kind: str = "jsonl",
 ) -> TokenizerParityError | None:
     """The error of the first text whose fast ids differ from its reference ids, else None
-    (``where`` and ``stage`` as in ``check``)."""
+    (``where``, ``stage`` and ``kind`` as in ``check``; the parity corpus is always lines)."""
     flat, lengths = fast
     ref_flat, ref_lengths = reference
     if np.array_equal(lengths, ref_lengths) and np.array_equal(flat, ref_flat):
@@ -199,12 +203,19 @@ def compare(
         if not np.array_equal(ours, theirs):
             file, line = where[row]
             found = stage if isinstance(stage, str) else stage[row]
-            return _error(encoder, found, file, line, theirs.tolist(), ours.tolist())
+            numbered = "jsonl" if found == "parity_corpus" else kind
+            return _error(encoder, found, file, line, theirs.tolist(), ours.tolist(), numbered)
     raise AssertionError("unreachable: the batches differ but no row does")
 
 
 def _error(
-    encoder: FastEncoder, stage: str, file: str, line: int, reference: list[int], fast: list[int]
+    encoder: FastEncoder,
+    stage: str,
+    file: str,
+    line: int,
+    reference: list[int],
+    fast: list[int],
+    kind: str,
 ) -> TokenizerParityError:
     common = min(len(reference), len(fast))
     position = next((i for i in range(common) if reference[i] != fast[i]), common)
@@ -219,4 +230,5 @@ def _error(
         window_start=start,
         reference=reference[start : position + _AROUND],
         fast=fast[start : position + _AROUND],
+        kind=kind,
     )

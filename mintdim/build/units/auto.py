@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from mintdim.build.contracts import BuildPlan, ScanResult, UnitPlan
+from mintdim.build.contracts import BuildPlan, ScanResult, UnitPlan, record_kind
 from mintdim.build.units.optimal import plan_units
 from mintdim.build.units.overflow import OverflowTally
 from mintdim.build.units.validate import MAX_UNIT_SIZE
@@ -65,7 +65,7 @@ def planned_build(plan: BuildPlan, scan: ScanResult, plans: list[UnitPlan]) -> B
 def _overflow(
     plan: BuildPlan, scan: ScanResult, file_indexes: tuple[int, ...], largest: int
 ) -> UnitOverflowError:
-    tally = OverflowTally()
+    tally = OverflowTally(record_kind(plan.files[file_indexes[0]]))
     for i in file_indexes:
         over = scan.by_file[i] > largest
         tally.add(plan.files[i].path, scan.lines_by_file[i][over], scan.by_file[i][over])

@@ -21,7 +21,9 @@ SHOWN = 5
 class OverflowTally:
     """Overlong samples in input order: their number, the largest, and the first ``SHOWN``."""
 
-    def __init__(self) -> None:
+    def __init__(self, kind: str = "jsonl") -> None:
+        self.kind = kind
+        """``parquet`` when the files' records are rows (``errors.base.KINDS``)."""
         self.count = 0
         self.first: list[tuple[str, int, int]] = []
         self.largest: tuple[str, int, int] | None = None
@@ -55,6 +57,7 @@ class OverflowTally:
             first_at=[format_location(f, n) for f, n, _ in self.first],
             first_counts=[tokens for _, _, tokens in self.first],
             stopped_at=_stopped_at(stopped),
+            kind=self.kind,
         )
 
 
