@@ -130,7 +130,8 @@ def group(
         _write_lines(path / GROUPS, group_lines(samples.count, group_of))
         _write_lines(path / JOINS, joins_lines(edges))
         durable.write_json_atomic(path / report.REPORT_JSON, content)
-        (path / report.REPORT_MD).write_text(report.groups_markdown(content), encoding="utf-8")
+        markdown = report.groups_markdown(content, samples.row_files())
+        (path / report.REPORT_MD).write_text(markdown, encoding="utf-8")
         policy = {
             "keys": list(keys),
             "alias_rules": [rule.text for rule in rules],

@@ -97,6 +97,10 @@ _T = {
         "  - sample {sample_id}: {source_file}:{source_line}",
         "  - mẫu {sample_id}: {source_file}:{source_line}",
     ),
+    "member_row": Bilingual(
+        "  - sample {sample_id}: {source_file}, row {source_line}",
+        "  - mẫu {sample_id}: {source_file}, hàng {source_line}",
+    ),
     "more": Bilingual("  - ... and {count} more", "  - ... và {count} mẫu khác"),
     "guarantee": Bilingual("## What this does not guarantee", "## Điều này không bảo đảm"),
 }
@@ -107,8 +111,9 @@ def _both(lines: Callable[[str], Iterator[str]]) -> str:
     return "\n".join([*lines("en"), "", "---", "", *lines("vi")]) + "\n"
 
 
-def groups_markdown(content: Mapping) -> str:
-    """REPORT.md of a grouping, from its report.json content."""
+def groups_markdown(content: Mapping, row_files: frozenset[str] = frozenset()) -> str:
+    """REPORT.md of a grouping, from its report.json content; ``row_files``: the inputs whose
+    records are rows (Parquet), shown as "row N", never as a line."""
     groups, near = content["groups"], content["near_duplicates"]
 
     def lines(lang: str) -> Iterator[str]:
@@ -153,7 +158,7 @@ def groups_markdown(content: Mapping) -> str:
         if content["manual"]["file"] is not None:
             yield ""
             yield _T["manual"].render(lang, **content["manual"])
-        yield from _largest(lang, content["largest_groups"])
+        yield from _largest(lang, content["largest_groups"], row_files)
         yield ""
         yield _T["guarantee"].render(lang)
         yield ""
@@ -162,7 +167,7 @@ def groups_markdown(content: Mapping) -> str:
     return _both(lines)
 
 
-def _largest(lang: str, largest: list[dict]) -> Iterator[str]:
+def _largest(lang: str, largest: list[dict], row_files: frozenset[str]) -> Iterator[str]:
     if not largest:
         return
     yield ""
@@ -172,7 +177,8 @@ def _largest(lang: str, largest: list[dict]) -> Iterator[str]:
         edges = ", ".join(f"{kind} {n}" for kind, n in entry["edges"].items() if n)
         yield _T["largest_line"].render(lang, group=entry["group"], size=entry["size"], edges=edges)
         for member in entry["members"]:
-            yield _T["member"].render(lang, **member)
+            text = _T["member_row" if member["source_file"] in row_files else "member"]
+            yield text.render(lang, **member)
         if entry["size"] > len(entry["members"]):
             yield _T["more"].render(lang, count=entry["size"] - len(entry["members"]))
 

@@ -65,6 +65,15 @@ class BuildSamples:
         """The build as the groups' and splits' manifests and reports name it."""
         return {"path": self.shown, "manifest_sha256": self.manifest_sha256, "samples": self.count}
 
+    def row_files(self) -> frozenset[str]:
+        """The inputs whose records are rows (Parquet), not lines, as the build declared them."""
+        inputs = self.manifest["source"]["inputs"]
+        return frozenset(
+            file
+            for file, entry in zip(self.sources, inputs, strict=True)
+            if entry.get("format") == "parquet"
+        )
+
     def where(self, sample_id: int) -> dict[str, object]:
         """A sample's source file and line, as the indexes name them."""
         return {

@@ -398,6 +398,11 @@ def test_every_format_gives_the_same_groups_joins_and_split(related, tmp_path) -
             for line in (folder / "split" / "splits.jsonl").read_text().splitlines()
         ]
         found[suffix] = (_groups(folder / "groups"), _joins(folder / "groups"), splits)
+    # The groups' REPORT.md names a Parquet record by its row, a JSONL one by its line.
+    parquet_md = (tmp_path / "parquet" / "groups" / "REPORT.md").read_text()
+    assert "rows.parquet, row " in parquet_md and "rows.parquet, hàng " in parquet_md
+    assert "rows.parquet:" not in parquet_md
+    assert "rows.jsonl:" in (tmp_path / "jsonl" / "groups" / "REPORT.md").read_text()
     assert len(found[".jsonl"][0]) == len(rows)
     assert found[".jsonl"][1], "the related rows make join edges"
     for suffix in SUFFIXES[1:]:
