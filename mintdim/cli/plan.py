@@ -22,6 +22,8 @@ from hydra.errors import HydraException
 from mintdim import plots
 from mintdim.build.contracts import UnitPlan
 from mintdim.build.units.optimal import plans_up_to
+from mintdim.build.units.packing import ALGORITHM as packing_algorithm
+from mintdim.build.units.packing import pack
 from mintdim.build.units.validate import COSTS
 from mintdim.cli.bilingual import Command, PathType, language_option, option
 from mintdim.errors import MintDimError, NotABuildError
@@ -74,6 +76,17 @@ _TEXT = {
         "--count {count} is more than the {k} plans in the table",
         "--count {count} lớn hơn số phương án trong bảng ({k})",
     ),
+    "packed": Bilingual(
+        "Packed into rows of {width:,} ({algorithm}): {rows:,} rows for {samples:,} samples "
+        "({tokens:,} tokens); the fewest possible is {bound:,} ({over:+.2%}); padding "
+        "{padding:.2%}.",
+        "Xếp vào các hàng {width:,} slot ({algorithm}): {rows:,} hàng cho {samples:,} mẫu "
+        "({tokens:,} token); ít nhất có thể là {bound:,} ({over:+.2%}); padding {padding:.2%}.",
+    ),
+    "packed_too_long": Bilingual(
+        "{count:,} samples are longer than {width:,} tokens and fit no row (on_overflow decides).",
+        "{count:,} mẫu dài hơn {width:,} token, không vừa hàng nào (on_overflow quyết định).",
+    ),
     "yaml_head": Bilingual(
         "# Planned by `mintdim plan`: the exact best {k} unit sizes for {samples:,} samples "
         "(padding {padding:.2%}, align={align}, cost={cost}).",
@@ -118,6 +131,11 @@ _HELP = {
         "Vẽ histogram độ dài token với ranh giới của phương án đó (PNG).",
     ),
     "workers": Bilingual("Scan processes.", "Số tiến trình quét."),
+    "pack": Bilingual(
+        "Also predict packing whole samples into rows of W slots: rows, the lower bound and "
+        "padding.",
+        "Dự đoán thêm việc xếp nguyên mẫu vào các hàng W slot: số hàng, cận dưới và padding.",
+    ),
 }
 
 
@@ -147,6 +165,7 @@ _HELP = {
 @option("--write", "write_path", type=PathType(dir_okay=False), text=_HELP["write"])
 @option("--png", "png_path", type=PathType(dir_okay=False), text=_HELP["png"])
 @option("--workers", default=None, type=click.IntRange(min=1), text=_HELP["workers"])
+@option("--pack", "pack_width", default=None, type=click.IntRange(min=1), text=_HELP["pack"])
 @language_option
 def plan(
     overrides: tuple[str, ...],
@@ -159,6 +178,7 @@ def plan(
     write_path: str | None,
     png_path: str | None,
     workers: int | None,
+    pack_width: int | None,
 ) -> None:
     """``mintdim plan``; its help is ``_HELP["plan"]``."""
     if build_dir is not None and overrides:
@@ -174,6 +194,8 @@ def plan(
     if table and table[0].too_long.size:
         longest = int(counts[table[0].too_long].max())
         click.echo(_TEXT["too_long"].render(count=table[0].too_long.size, longest=longest))
+    if pack_width is not None:
+        _packed(counts, pack_width)
     chosen_k = count if count is not None else len(table)
     if chosen_k > len(table):
         raise click.BadParameter(
@@ -223,6 +245,27 @@ def _counts(
         raise click.ClickException(_TEXT["no_samples"].render())
     click.echo(where)
     return counts, bytes_per_token, build_batch
+
+
+def _packed(counts: np.ndarray, width: int) -> None:
+    """What packing the samples into rows of ``width`` would give (``units/packing.py``)."""
+    fitting = counts[counts <= width]
+    packing = pack(fitting, width)
+    click.echo("")
+    click.echo(
+        _TEXT["packed"].render(
+            width=width,
+            algorithm=packing_algorithm,
+            rows=packing.rows,
+            samples=fitting.size,
+            tokens=packing.tokens,
+            bound=packing.lower_bound,
+            over=packing.rows / packing.lower_bound - 1 if packing.lower_bound else 0.0,
+            padding=packing.padding_ratio,
+        )
+    )
+    if fitting.size < counts.size:
+        click.echo(_TEXT["packed_too_long"].render(count=counts.size - fitting.size, width=width))
 
 
 def _draw(chosen: UnitPlan, k: int, path: str) -> None:

@@ -122,3 +122,25 @@ def test_a_directory_without_a_build_is_named_and_exits_2(tmp_path) -> None:
     assert done.exit_code == 2
     assert "NotABuildError:" in done.output and str(tmp_path / "none") in done.output
     assert "Traceback" not in done.output
+
+
+@pytest.mark.parametrize("lang", ["en", "vi"])
+def test_pack_predicts_the_rows_of_packing_before_a_build(demo_counts, lang) -> None:
+    """``--pack W``: the rows best-fit decreasing uses (counted by brute force), the lower bound,
+    the padding they leave, and the samples too long for a row."""
+    from tests.unit_build.test_packing import brute_force
+
+    width = 1024
+    done = CliRunner().invoke(
+        main, ["--lang", lang, "plan", "-k", "1", "--pack", "1024", "workers=1"]
+    )
+    assert done.exit_code == 0, done.output
+    fitting = [int(n) for n in demo_counts if n <= width]
+    rows = len(brute_force(fitting, width))
+    bound = -(-sum(fitting) // width)
+    padding = (rows * width - sum(fitting)) / (rows * width)
+    word = "rows" if lang == "en" else "hàng"
+    assert f"{rows:,} {word}" in done.output and f"{bound:,} (+" in done.output
+    assert f"padding {padding:.2%}" in done.output
+    too_long = len(demo_counts) - len(fitting)
+    assert too_long and f"{too_long:,} " in done.output.splitlines()[-1]
