@@ -85,6 +85,34 @@ def test_byte_identical_to_the_local_build_for_piece_sizes_and_actor_counts(cwd,
         assert tree_bytes(out) == reference, (actors, piece_bytes)
 
 
+@pytest.mark.corpora
+def test_the_parity_guard_checks_the_same_rows_on_ray(cwd):
+    """The fast engine's guard chooses rows by line number alone: on Ray, with any piece size,
+    the same rows are checked (the manifest's count) and the output is the same bytes."""
+    pytest.importorskip("gigatoken", reason="the optional extra [fast] is not installed")
+    from tests.conftest import corpora_file
+
+    roberta = str(corpora_file("tokenizers/roberta-base.tokenizer.json"))
+    write_jsonl("data/a.jsonl", _rows(1500))
+    tokenizer = {"path": roberta, "engine": "fast", "parity": {"first_rows": 100, "every": 64}}
+
+    def build(out: str, **run):
+        job(["data/a.jsonl"], tokenizer, sizes=[SIZES], build_batch=[16], out=out).run(**run)
+        files = tree_bytes(out)
+        manifest = files.pop("manifest.json")
+        return files, manifest
+
+    local, local_manifest = build("local", workers=1)
+    for actors, piece_bytes in [(2, 700), (1, None)]:
+        files, manifest = build(
+            f"ray_{actors}", executor="ray", workers=actors, piece_bytes=piece_bytes
+        )
+        assert files == local
+        assert manifest == local_manifest  # the parity record's count included
+    checked = sum(1 for offset in range(1500) if offset < 100 or offset % 64 == 0)
+    assert f'"rows_checked_during_build": {checked}'.encode() in local_manifest
+
+
 def test_compressed_and_parquet_inputs_build_on_ray_what_plain_jsonl_builds(cwd, sp_model):
     """A .jsonl.zst piece carries its lines to the actor; a Parquet piece is row groups the actor
     reads itself: both give the plain file's output (the input's name aside), and a damaged
