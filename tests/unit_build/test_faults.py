@@ -503,25 +503,46 @@ TRAILING = {
     "gz": (
         lambda data: gzip.compress(data, mtime=0),
         ["gzip", "-t"],
-        {"zeros512": (True, 0), "zeros3": (True, 0), "garbage": (False, 2)},
+        {
+            "zeros512": (True, 0),
+            "zeros3": (True, 0),
+            "garbage": (False, 2),
+            "zeros8_stream": (False, 2),
+        },
     ),
     "xz": (
         lzma.compress,
         ["xz", "-t"],
-        {"zeros512": (True, 0), "zeros3": (False, 1), "garbage": (False, 1)},
+        {
+            "zeros512": (True, 0),
+            "zeros3": (False, 1),
+            "garbage": (False, 1),
+            "zeros8_stream": (True, 0),
+        },
     ),
     "bz2": (
         bz2.compress,
         ["bzip2", "-t"],
-        {"zeros512": (True, 0), "zeros3": (True, 0), "garbage": (False, 0)},
+        {
+            "zeros512": (True, 0),
+            "zeros3": (True, 0),
+            "garbage": (False, 0),
+            "zeros8_stream": (False, 0),
+        },
     ),
     "zst": (
         lambda data: zstandard.ZstdCompressor().compress(data),
         ["zstd", "-q", "-t"],
-        {"zeros512": (False, 1), "zeros3": (False, 1), "garbage": (False, 1)},
+        {
+            "zeros512": (False, 1),
+            "zeros3": (False, 1),
+            "garbage": (False, 1),
+            "zeros8_stream": (False, 1),
+        },
     ),
 }
-TAILS = {"zeros512": bytes(512), "zeros3": bytes(3), "garbage": b"xy"}
+TAILS = {"zeros512": bytes(512), "zeros3": bytes(3), "garbage": b"xy", "zeros8_stream": bytes(8)}
+"""What follows the stream; ``zeros8_stream``: eight zeros, then the same stream again."""
 
 
 @pytest.mark.parametrize("codec", list(TRAILING))
@@ -531,12 +552,13 @@ def test_trailing_bytes_are_read_as_the_reference_tools_read_them(cwd, sp_model,
     stream = path.read_bytes()
     lines = data.count(b"\n")
     for tail, (reads, status) in verdicts.items():
-        path.write_bytes(stream + TAILS[tail])
+        again = stream if tail == "zeros8_stream" else b""
+        path.write_bytes(stream + TAILS[tail] + again)
         out = f"out-{tail}"
         build = job([str(path)], sp_model, sizes=[SIZES], out=out)
         if reads:
             build.run(workers=1, progress=False)
-            assert open_build(out).__len__() == lines, tail
+            assert len(open_build(out)) == lines * (2 if again else 1), tail
         else:
             with pytest.raises(errors.CompressedStreamError) as caught:
                 build.run(workers=1, progress=False)

@@ -16,9 +16,10 @@ line before the damage and is a ``CompressedStreamError`` naming that line, rais
 order after the records before it.
 
 Zero bytes after the last member are padding, as the reference tools read them (tar and some
-writers pad this way): accepted after gzip and bzip2 members, and after xz streams in multiples
-of four bytes (the xz format's Stream Padding); zstandard has none (``zstd -t`` refuses it).
-Any other byte after the last member is ``CompressedStreamError`` (``trailing``).
+writers pad this way): accepted after gzip and bzip2 members, and after and between xz streams
+in multiples of four bytes (the xz format's Stream Padding); zstandard has none (``zstd -t``
+refuses it). Any other byte after the last member is ``CompressedStreamError`` (``trailing``),
+a member after gzip or bzip2 zeros too (their tools stop at the zeros and drop it).
 
 **Memory is bounded by MintDim's limits, never by the input.** A decompression bomb (a few KB
 that expand to gigabytes) must not be able to exhaust memory, so no call ever returns more than
@@ -275,10 +276,15 @@ class _Members:
         damaged, what the earlier ones gave is out already."""
         while data:
             if self.padded or (not self.open and self.codec.padding and not data[0]):
-                if data.count(0) != len(data):
+                rest = data.lstrip(b"\0")
+                self.padded += len(data) - len(rest)
+                if not rest:
+                    return
+                # xz's Stream Padding may stand between two streams (xz -t reads on); after
+                # gzip and bzip2 the reference tools stop at the zeros and drop what follows.
+                if self.codec.padding == 1 or self.padded % self.codec.padding:
                     raise _Trailing(f"a byte other than zero after {self.padded} zero bytes")
-                self.padded += len(data)
-                return
+                data, self.padded = rest, 0
             self.open = True
             data = yield from (self._bounded if self.codec.bounded else self._sliced)(data)
             if self.member.eof:
