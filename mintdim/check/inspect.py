@@ -166,7 +166,7 @@ def sample(build: UnitBuild, sample_id: int) -> Iterator[str]:
     tokens = build.tokens(row).tolist()
     yield _T["sample"].render(sample_id=sample_id)
     source = build.manifest["source"]
-    listed = source["inputs"][source["files"].index(row["source_file"])]
+    listed = dict(zip(source["files"], source["inputs"], strict=True)).get(row["source_file"], {})
     # A Parquet input's records are rows: "row 13", never "d.parquet:13" (a line).
     text = _T["source_row" if listed.get("format") == "parquet" else "source"]
     yield text.render(file=row["source_file"], line=row["source_line"])
