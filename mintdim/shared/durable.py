@@ -99,30 +99,29 @@ def open_sequential(path: Path) -> BinaryIO:
     return handle
 
 
-def write_renamed(path: Path, data: bytes) -> None:
+def write_renamed(path: Path, data: bytes, durable: bool = False) -> None:
     """Write ``data`` as ``path``, whole or not at all: into a temporary file of a name no other
     writer uses, then renamed over ``path`` (the last writer wins; a failed write leaves no
-    temporary file). No fsync: for files a crash may lose but never show half-written."""
+    temporary file). ``durable``: the file is on disk before the rename, and the rename before
+    this returns (fsync of both); without it, a crash may lose the file but never shows it
+    half-written."""
     temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     try:
-        temporary.write_bytes(data)
+        with open(temporary, "wb") as handle:
+            handle.write(data)
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         os.replace(temporary, path)
     finally:
         temporary.unlink(missing_ok=True)
+    if durable:
+        fsync_path(path.parent)
 
 
 def write_json_atomic(path: Path, content: object) -> None:
-    """Write indented JSON through a temporary file and a rename, so no reader sees half a file.
-
-    The file is on disk before the rename, and the rename before this returns.
-    """
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "wb") as handle:
-        handle.write(json_bytes(content))
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
-    fsync_path(path.parent)
+    """Write indented JSON durably and whole or not at all (``write_renamed``, ``durable``)."""
+    write_renamed(path, json_bytes(content), durable=True)
 
 
 def sync_tree(root: Path, skip: str, synced: Collection[Path] = ()) -> None:
