@@ -63,7 +63,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import warnings
 from functools import partial
 from itertools import chain, islice
 from pathlib import Path
@@ -75,9 +74,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from _contenders import load_library_tokenizer  # noqa: E402
 from _harness import machine, mintdim_env, run_contender, tokenizer_kind  # noqa: E402
-from per_core import _alternated  # noqa: E402 - it also sets TOKENIZERS_PARALLELISM=false
+from per_core import _alternated, validated  # noqa: E402 - it also sets TOKENIZERS_PARALLELISM=false
 
-from mintdim import TemplateLiteralWarning, pipeline  # noqa: E402
 from mintdim.build.batch import _unk_parts  # noqa: E402
 from mintdim.build.contracts import FilePlan, ParityGuard, TokenizerSpec  # noqa: E402
 from mintdim.build.formats.sample_index import SampleIndexWriter, sample_parts  # noqa: E402
@@ -86,7 +84,6 @@ from mintdim.build.formats.unk_index import UnkIndexWriter  # noqa: E402
 from mintdim.build.source.jsonl import RawBatch, parse_lines  # noqa: E402
 from mintdim.build.tokenizer import load_encoder, parity  # noqa: E402
 from mintdim.build.units.planner import assign_units, padded_rows  # noqa: E402
-from mintdim.build.validate import validate  # noqa: E402
 
 GUARD = ParityGuard()
 """The parity guard a default fast build keeps (the tokenizer key ``parity``)."""
@@ -296,15 +293,9 @@ def file_plan(
     tokenizer step's dict (its ``kind`` key names the step), ``sizes`` the unit sizes
     comma-separated, ``batch`` the build_batch."""
     template = template.replace("\\n", "\n").replace("\\t", "\t")
-    job = pipeline("unit-build").source.jsonl(
-        files=[str(source)], fields=[[f for f in fields.split(",") if f]], templates=[template]
-    )
-    step = dict(tokenizer)
-    job = getattr(job.tokenizer, step.pop("kind"))(step)
-    job = job.units(sizes=[[int(s) for s in sizes.split(",")]], build_batch=[batch])
-    job = job.output.dir(str(source.parent / "plan-unused"), samples_per_shard=[100_000])
-    warnings.simplefilter("ignore", TemplateLiteralWarning)  # the build's concern, not the bound's
-    return validate(job._config)[0].files[0]
+    fields_list = [f for f in fields.split(",") if f]
+    sizes_list = [int(s) for s in sizes.split(",")]
+    return validated(str(source), fields_list, template, tokenizer, sizes_list, batch)[0].files[0]
 
 
 def _cpu(work) -> float:

@@ -72,20 +72,30 @@ def _ids_out(call: Callable[[list[str]], list], texts: list[str]) -> None:
         encoding.ids  # noqa: B018
 
 
+def validated(
+    source: str, fields: list[str], template: str, tokenizer: dict, sizes: list[int], batch: int
+) -> tuple:
+    """What ``run()`` does before it builds (nothing is written): the plan of a one-file job and
+    its loaded tokenizers. ``tokenizer``: the tokenizer step's dict, its ``kind`` key naming the
+    step (``sentencepiece`` or ``hf_json``)."""
+    job = pipeline("unit-build").source.jsonl(files=[source], fields=[fields], templates=[template])
+    step = dict(tokenizer)
+    job = getattr(job.tokenizer, step.pop("kind"))(step)
+    job = job.units(sizes=[sizes], build_batch=[batch])
+    job = job.output.dir(str(Path(source).parent / "plan-unused"), samples_per_shard=[100_000])
+    warnings.simplefilter("ignore", TemplateLiteralWarning)  # the build's concern, not a bound's
+    return validate(job._config)
+
+
 def _worker(
     path: Path, options: dict, spec: dict, batch: int, workdir: Path
 ) -> tuple[BatchEncoder, list]:
     """A worker's batch encoder for this tokenizer, and the raw batches of ``source``."""
-    kind = tokenizer_kind(path)
-    job = pipeline("unit-build").source.jsonl(
-        files=[spec["input"]], fields=[list(spec["fields"])], templates=[spec["template"]]
+    tokenizer = {"kind": tokenizer_kind(path), "path": str(path), **options}
+    sizes = [128, 256, 512, 1024, 2048, 4096, 8192]
+    plan, encoders = validated(
+        spec["input"], list(spec["fields"]), spec["template"], tokenizer, sizes, batch
     )
-    job = getattr(job.tokenizer, kind)({"path": str(path), **options})
-    job = job.units(sizes=[[128, 256, 512, 1024, 2048, 4096, 8192]], build_batch=[batch])
-    job = job.output.dir(str(workdir / "per-core-unused"), samples_per_shard=[100_000])
-    warnings.simplefilter("ignore", TemplateLiteralWarning)  # the build's concern, not this table's
-    # What run() does before it builds (nothing is written): the plan and the loaded tokenizer.
-    plan, encoders = validate(job._config)
     return BatchEncoder(plan, encoders), list(open_source(plan.files[0]).batches())
 
 
