@@ -32,6 +32,7 @@ from array import array
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
@@ -44,7 +45,7 @@ from mintdim.build.formats import manifest, stats
 from mintdim.build.source import Batch, InputFingerprint, Source, open_source
 from mintdim.build.tokenizer import Encoder, load_encoder
 from mintdim.check.report import VerifyReport
-from mintdim.errors import MintDimError
+from mintdim.errors import MintDimError, WorkerError
 from mintdim.read.reader import UnitBuild, open_build
 from mintdim.shared import durable
 
@@ -80,9 +81,14 @@ def deep_check(root: Path, content: dict, report: VerifyReport, workers: int | N
     ]
     blank_lines = 0
     with _Derivation(reference, plans, default_workers() if workers is None else workers) as derive:
-        for plan in plans:
-            listed = source["inputs"][plan.index]
-            blank_lines += _check_file(plan, listed, derive, reference, build, rows, report)
+        try:
+            for plan in plans:
+                listed = source["inputs"][plan.index]
+                blank_lines += _check_file(plan, listed, derive, reference, build, rows, report)
+        except WorkerError as err:
+            # The proof stopped short: never an OK, and the report says why.
+            report.add("deep", "workers", "deep_error", error=str(err))
+            return
     if next(rows, None) is not None:
         report.add("deep", "sample_index.jsonl", "deep_extra")
     expected_blank = _stats_blank_lines(root)
@@ -252,6 +258,10 @@ class _Derivation:
                     yield pending.popleft().result()
             while pending:
                 yield pending.popleft().result()
+        except BrokenProcessPool as err:  # a worker killed (the OOM killer, a signal)
+            ended = [p.exitcode for p in getattr(self._pool, "_processes", {}).values()]
+            code = next((c for c in ended if c), None)
+            raise WorkerError(cause="process_ended", detail=str(err), exitcode=code) from None
         finally:
             for future in pending:
                 future.cancel()

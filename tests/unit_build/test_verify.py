@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
+import os
 import random
+import signal
 from pathlib import Path
 
 import numpy as np
@@ -285,6 +288,33 @@ def test_deep_gives_the_same_report_for_every_worker_count(cwd, sp_model):
     changed = reports()
     assert all(r == changed[0] for r in changed)
     assert [f["code"] for f in changed[0]["failures"]][-1] == "deep_fingerprint"
+
+
+def _dies_on_a_later_batch(index, batch):
+    """``deep_verify._derive`` that SIGKILLs its worker on a batch past line 1,024 (module-level:
+    the pool pickles it by name; it runs in the forked worker, never in the parent)."""
+    from mintdim.check import deep_verify
+
+    if batch.first_line > 1024:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return deep_verify.__dict__["_real_derive"](index, batch)
+
+
+def test_a_worker_killed_mid_deep_verify_is_a_failure_never_an_ok(cwd, sp_model, monkeypatch):
+    """A worker SIGKILLed while it re-derives a batch (as the OOM killer would): the report
+    fails with the WorkerError, the CLI exits 1 (en and vi), and no worker is left."""
+    from mintdim.check import deep_verify
+
+    out = _build(cwd, sp_model, rows=3000)
+    monkeypatch.setattr(deep_verify, "_real_derive", deep_verify._derive, raising=False)
+    monkeypatch.setattr(deep_verify, "_derive", _dies_on_a_later_batch)
+    report = _report(out, "--deep", "--workers", "2")
+    (failure,) = report["failures"]
+    assert (failure["path"], failure["code"]) == ("workers", "deep_error")
+    assert "WorkerError" in failure["message"] and "-9" in failure["message"]
+    code, output = _verify(str(out), "--deep", "--workers", "2", "--lang", "vi")
+    assert code == 1 and "THẤT BẠI" in output and "WorkerError" in output
+    assert not [child for child in multiprocessing.active_children() if child.is_alive()]
 
 
 def test_deep_workers_must_be_a_positive_count(cwd, sp_model):
