@@ -241,7 +241,8 @@ def _file_records(
 
     if not Path(plan.abs_path).is_file():
         raise change("missing")
-    records = open_source(plan).records()
+    # Only the fields grouping and splitting look at (Parquet reads no other column).
+    records = open_source(plan).records([name for name in names if name != SOURCE_FILE])
     while True:
         try:
             found = next(records)

@@ -430,3 +430,23 @@ def test_errors_name_a_parquet_record_by_its_row(cwd, sp_model):
     )
     assert "File (file:row):\ndata/a.parquet:8" in changed.value.message("en")
     assert "File (file:hàng):\ndata/a.parquet:8" in changed.value.message("vi")
+
+
+def test_groups_read_only_the_columns_they_need(cwd, sp_model):
+    """A Parquet file with a large column the build does not declare: the build never reads it,
+    and neither does grouping by a key column (it would pass the row limit), so the groups come
+    out as from the same file without it; a key that is no column is named."""
+    import mintdim
+
+    records = [{**r, "blob": "x" * 5000, "work": f"w{i % 7}"} for i, r in enumerate(_records(90))]
+    _write_parquet("data/a.parquet", records, row_group_size=30)
+    build = job(
+        ["data/a.parquet"], sp_model, fields=[FIELDS], templates=[TEMPLATE], sizes=[SIZES + [512]]
+    ).source.parquet(
+        files=["data/a.parquet"], fields=[FIELDS], templates=[TEMPLATE], max_line_bytes=2000
+    )
+    build.run(workers=1, progress=False)
+    result = mintdim.group("out", "groups", keys=["work"], near_duplicates=False)
+    assert result.groups == 7 + sum(1 for r in records if not r["work"])
+    with pytest.raises(errors.UnknownKeyFieldError):
+        mintdim.group("out", "groups-2", keys=["nowhere"], near_duplicates=False)

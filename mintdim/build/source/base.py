@@ -26,7 +26,7 @@ every record, blank lines included, so they are the places a user finds in the f
 from __future__ import annotations
 
 import os
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -167,9 +167,13 @@ class Source(Protocol):
     def parse(self, batch: Batch) -> ParsedLines:
         """Field values and texts of the batch's records, up to the first that breaks a rule."""
 
-    def records(self) -> Generator[Records, None, InputFingerprint]:
-        """Every record of the file whole, in batches of up to ``build_batch`` lines (rows);
-        returns the stored file's fingerprint."""
+    def records(
+        self, fields: Sequence[str] | None = None
+    ) -> Generator[Records, None, InputFingerprint]:
+        """Every record of the file, in batches of up to ``build_batch`` lines (rows); returns
+        the stored file's fingerprint. ``fields``: what is wanted beside the declared fields
+        (None: every field). A JSONL line is parsed whole either way (``max_line_bytes`` bounds
+        it); Parquet reads only those columns, and a field that is no column is absent."""
 
     def check_unchanged(self, fingerprint: InputFingerprint) -> None:
         """``InputChangedError`` when the stored file differs from when it was read."""

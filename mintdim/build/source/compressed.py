@@ -47,7 +47,7 @@ import hashlib
 import lzma
 import os
 import zlib
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -168,8 +168,11 @@ class CompressedJsonlSource(FileSource):
         """``jsonl.parse_lines``: the decompressed lines are JSONL lines."""
         return parse_lines(batch, self.plan)
 
-    def records(self) -> Generator[Records, None, InputFingerprint]:
-        """``jsonl.whole_records`` of ``batches``."""
+    def records(
+        self, fields: Sequence[str] | None = None
+    ) -> Generator[Records, None, InputFingerprint]:
+        """``jsonl.whole_records`` of ``batches`` (every line is parsed whole: ``fields``
+        changes nothing)."""
         return (yield from whole_records(self.batches(), self.plan))
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -151,8 +151,11 @@ class JsonlSource(FileSource):
         """``parse_lines``."""
         return parse_lines(batch, self.plan)
 
-    def records(self) -> Generator[Records, None, InputFingerprint]:
-        """``whole_records`` of ``batches``."""
+    def records(
+        self, fields: Sequence[str] | None = None
+    ) -> Generator[Records, None, InputFingerprint]:
+        """``whole_records`` of ``batches`` (every line is parsed whole: ``fields`` changes
+        nothing)."""
         return (yield from whole_records(self.batches(), self.plan))
 
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -259,18 +259,25 @@ class ParquetSource(FileSource):
             )
         return ParsedLines(texts, values, numbers, 0, error)
 
-    def records(self) -> Generator[Records, None, InputFingerprint]:
-        """Every row whole (every column, not only the declared ones) in batches of
-        ``build_batch`` rows; returns the stored file's fingerprint."""
+    def records(
+        self, fields: Sequence[str] | None = None
+    ) -> Generator[Records, None, InputFingerprint]:
+        """Every row in batches of ``build_batch`` rows, with the declared columns and those of
+        ``fields`` the file has (None: every column); returns the stored file's fingerprint.
+        ``max_line_bytes`` bounds the strings a row holds in the columns read."""
         mtime_ns = os.stat(self.plan.abs_path).st_mtime_ns
         file = self._open()
+        names = file.schema_arrow.names
+        wanted = [*self.plan.fields, *(name for name in fields or () if name in names)]
+        columns = None if fields is None else list(dict.fromkeys(wanted))
         pa, _ = _pyarrow()
         row = 1
         try:
             # One thread: the callers read one file at a time beside their own work.
-            for batch in file.iter_batches(batch_size=self.plan.build_batch, use_threads=False):
-                declared = [batch.column(name) for name in self.plan.fields]
-                large = _first_large(declared, self.plan)
+            for batch in file.iter_batches(
+                batch_size=self.plan.build_batch, columns=columns, use_threads=False
+            ):
+                large = _first_large(batch.columns, self.plan)
                 if large is not None:
                     rows = batch.slice(0, large[0]).to_pylist()
                     numbers = list(range(row, row + len(rows)))
