@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
+import signal
 import sys
 from array import array
 from collections import deque
@@ -34,6 +35,7 @@ from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import cast
 
@@ -56,6 +58,8 @@ _BATCH_LINES = 1024
 _IN_FLIGHT_PER_WORKER = 3
 """Batches handed out per worker: enough to keep each busy while this process compares."""
 _START_METHOD = "fork" if sys.platform == "linux" else "spawn"
+_JOIN_SECONDS = 10.0
+"""How long a broken pool's workers may take to end (they are dead or being terminated)."""
 
 
 def default_workers() -> int:
@@ -223,6 +227,8 @@ class _Derivation:
     def __init__(self, reference: _Reference, plans: list[FilePlan], workers: int) -> None:
         self.workers = max(1, workers)
         self._pool: ProcessPoolExecutor | None = None
+        self._workers: dict[int, BaseProcess] = {}
+        """The pool's processes seen so far (the pool forgets a broken one's)."""
         self._reference, self._plans = reference, plans
 
     def __enter__(self) -> _Derivation:
@@ -254,17 +260,26 @@ class _Derivation:
         try:
             for batch in _read(batches, end):
                 pending.append(self._pool.submit(_derive, plan.index, batch))
+                self._workers.update(getattr(self._pool, "_processes", None) or {})
                 if len(pending) >= self.workers * _IN_FLIGHT_PER_WORKER:
                     yield pending.popleft().result()
             while pending:
                 yield pending.popleft().result()
         except BrokenProcessPool as err:  # a worker killed (the OOM killer, a signal)
-            ended = [p.exitcode for p in getattr(self._pool, "_processes", {}).values()]
-            code = next((c for c in ended if c), None)
-            raise WorkerError(cause="process_ended", detail=str(err), exitcode=code) from None
+            raise WorkerError(
+                cause="process_ended", detail=str(err), exitcode=self._exitcode()
+            ) from None
         finally:
             for future in pending:
                 future.cancel()
+
+    def _exitcode(self) -> int | None:
+        """How the first worker that died ended: the signal that killed it, as multiprocessing
+        says it (negative), leaving out the SIGTERM the pool then sends to the others."""
+        for process in self._workers.values():
+            process.join(timeout=_JOIN_SECONDS)
+        codes = [process.exitcode for process in self._workers.values()]
+        return next((code for code in codes if code and code != -signal.SIGTERM), None)
 
 
 @dataclass(slots=True)
