@@ -191,7 +191,8 @@ class RecordBatch:
     """Per field asked for: each sample's value, :data:`MISSING` when its record has none
     (``source_file``: the file as the build declared it)."""
     keys: list[str]
-    """The first record's keys (what an unknown field's error lists)."""
+    """The fields the records may hold: the file's columns (Parquet), else the first record's
+    keys (what an unknown field's error lists)."""
 
 
 def read_records(
@@ -263,14 +264,14 @@ def _file_records(
         gone = np.setdiff1d(expected, lines[held])
         if gone.size or found.error is not None:
             if pending:  # a changed line names itself before the file's digest does
-                yield _batch(build, ids, pending, render, names, change)
+                yield _batch(build, ids, pending, render, names, change, found.fields)
             line = int(gone[0]) if gone.size else getattr(found.error, "line", None)
             raise change("line_not_sample", line=line)
         if len(pending) >= batch:
-            yield _batch(build, ids, pending, render, names, change)
+            yield _batch(build, ids, pending, render, names, change, found.fields)
             pending = []
     if pending:
-        yield _batch(build, ids, pending, render, names, change)
+        yield _batch(build, ids, pending, render, names, change, found.fields)
     if taken != wanted.size:
         raise change("line_missing", line=int(wanted[taken]))
     if read.bytes != fingerprint["bytes"]:
@@ -291,6 +292,7 @@ def _batch(
     render: Callable[[dict], str],
     names: list[str],
     change: Callable[..., ChangedSinceBuildError],
+    fields: tuple[str, ...],
 ) -> RecordBatch:
     lines = np.array([line for line, _ in pending], dtype=np.int64)
     chosen = ids[np.searchsorted(build.lines[ids], lines)]
@@ -313,4 +315,5 @@ def _batch(
             values[name] = [build.sources[int(build.files[i])] for i in chosen.tolist()]
         else:
             values[name] = [record.get(name, MISSING) for record in records]
-    return RecordBatch(ids=chosen, texts=texts, values=values, keys=list(records[0]))
+    keys = list(fields) if fields else list(records[0])
+    return RecordBatch(ids=chosen, texts=texts, values=values, keys=keys)

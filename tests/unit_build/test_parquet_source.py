@@ -448,5 +448,7 @@ def test_groups_read_only_the_columns_they_need(cwd, sp_model):
     build.run(workers=1, progress=False)
     result = mintdim.group("out", "groups", keys=["work"], near_duplicates=False)
     assert result.groups == 7 + sum(1 for r in records if not r["work"])
-    with pytest.raises(errors.UnknownKeyFieldError):
+    with pytest.raises(errors.UnknownKeyFieldError) as caught:
         mintdim.group("out", "groups-2", keys=["nowhere"], near_duplicates=False)
+    # The error lists every column of the file, those it never read included.
+    assert set(caught.value.available) == {"question", "answer", "n", "blob", "work"}

@@ -127,6 +127,9 @@ class Records:
     """Per record, its 1-based line (JSONL) or row (Parquet) in its file."""
     blank_lines: int
     error: MintDimError | None
+    fields: tuple[str, ...] = ()
+    """Every field a record of the file may hold, where the format declares them (Parquet: its
+    columns, read or not); empty where only the records themselves tell (JSONL)."""
 
 
 class Batch(Protocol):

@@ -281,10 +281,11 @@ class ParquetSource(FileSource):
                 if large is not None:
                     rows = batch.slice(0, large[0]).to_pylist()
                     numbers = list(range(row, row + len(rows)))
-                    yield Records(rows, numbers, 0, _too_large(self.plan, row, large))
+                    error = _too_large(self.plan, row, large)
+                    yield Records(rows, numbers, 0, error, tuple(names))
                     break
                 rows = batch.to_pylist()
-                yield Records(rows, list(range(row, row + len(rows))), 0, None)
+                yield Records(rows, list(range(row, row + len(rows))), 0, None, tuple(names))
                 row += len(rows)
         except (pa.ArrowException, OSError) as err:
             raise ParquetReadError(
