@@ -64,6 +64,7 @@ class UnitBuildPipeline:
         max_size: object = None,
         cost: object = None,
         unit_cost: object = None,
+        pack: object = False,
     ) -> UnitBuildPipeline:
         """Unit sizes (``[[128, 256], ...]``) and raw samples per tokenizer batch (``[4096]``).
 
@@ -73,11 +74,15 @@ class UnitBuildPipeline:
         ``cost="tokens"`` or ``"attention"``; or ``unit_cost=lambda`` instead of ``count`` to
         choose how many), then the build runs with them. The manifest records the plan and
         its predicted padding, which the build meets exactly.
+
+        ``pack=True`` puts several whole samples in each row of a unit (best-fit decreasing,
+        docs/packing.md): each sample still goes to the smallest unit that holds it, and its
+        unit's rows are filled with whole samples back to back, PAD only at a row's end.
         """
         options = {"count": count, "align": align, "max_size": max_size, "cost": cost}
         options["unit_cost"] = unit_cost
         given = {key: value for key, value in options.items() if value is not None}
-        return self._with(sizes=sizes, build_batch=build_batch, unit_plan=given or None)
+        return self._with(sizes=sizes, build_batch=build_batch, unit_plan=given or None, pack=pack)
 
     @property
     def output(self) -> _OutputStep:

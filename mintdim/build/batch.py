@@ -28,7 +28,12 @@ from mintdim.build.segments import append_eos, stops_by_segments, stops_from_sta
 from mintdim.build.source import Batch, ParsedLines, Source, open_source
 from mintdim.build.tokenizer import Encoder, load_encoder, parity
 from mintdim.build.tokenizer.fast import FastEncoder
-from mintdim.build.units.planner import assign_units, first_overflow, padded_rows
+from mintdim.build.units.planner import (
+    assign_units,
+    first_overflow,
+    padded_rows,
+    selected_tokens,
+)
 from mintdim.errors import (
     MintDimError,
     TokenizerEncodeError,
@@ -80,7 +85,8 @@ class EncodedBatch:
     line_numbers: np.ndarray
     """1-based line of each sample in its file (int64)."""
     rows: list[np.ndarray]
-    """Per unit index, the padded records of this batch's samples in that unit, in order."""
+    """Per unit index, the padded records of this batch's samples in that unit, in order; for a
+    packed output, their ids back to back (1-D, no PAD)."""
     span_rows: list[np.ndarray] | None
     """Per unit index, the segment-span rows beside ``rows`` (``build/formats/spans.py``), or None."""
     index_parts: list[str | None]
@@ -284,7 +290,9 @@ class BatchEncoder(_Tokenizing):
             eos_at = np.delete(np.cumsum(lengths) - 1, cut)
         unk_parts, unk_tokens = _unk_parts(flat, lengths, info.unk_id, hexes, lines, source, eos_at)
         rows = [
-            padded_rows(flat, lengths, units == u, size, info.pad_id, info.dtype)
+            selected_tokens(flat, lengths, units == u, info.dtype)
+            if output.pack
+            else padded_rows(flat, lengths, units == u, size, info.pad_id, info.dtype)
             for u, size in enumerate(file.sizes)
         ]
         span_rows = extend_spans = None

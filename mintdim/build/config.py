@@ -36,6 +36,8 @@ class UnitBuildConfig:
     unit_plan: object = None
     """``units(count=, align=, max_size=, cost=, unit_cost=)``: the planner's options given for
     ``sizes="auto"``, as a dict of the ones given (None when none was)."""
+    pack: object = None
+    """``units(pack=...)``: True packs several whole samples into each row of a unit."""
     build_batch: object = None
     """``units(build_batch=...)``: list of positive ints, one shared or one per file."""
     output_dir: object = None

@@ -273,6 +273,8 @@ class OutputPlan:
     planned: dict | None = None
     """For ``sizes="auto"``: how the sizes were chosen and the padding predicted (the manifest's
     ``units.planned``)."""
+    pack: bool = False
+    """Several whole samples per row of each unit (``units/packing.py``), not one per record."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,7 @@ from mintdim.build.source import validate as source_validate
 from mintdim.build.tokenizer import Encoder, parity
 from mintdim.build.tokenizer import validate as tokenizer_validate
 from mintdim.build.tokenizer.fast import FastEncoder
-from mintdim.build.units.validate import auto_units, build_batches, unit_settings
+from mintdim.build.units.validate import auto_units, build_batches, unit_pack, unit_settings
 from mintdim.build.write import validate as output_validate
 from mintdim.errors import PipelineValidationError, TokenizerMappingError
 from mintdim.paths import resolve, same_place_key
@@ -51,6 +51,7 @@ def validate(
     files, schemas, tokenizers = _inputs(config, config.missing())
     count = len(files)
     auto = auto_units(config.sizes, config.unit_plan)
+    pack = unit_pack(config.pack)
     if auto is None:
         units = unit_settings(config.sizes, config.build_batch, count)
     else:  # planned per output directory after the scan
@@ -95,6 +96,7 @@ def validate(
                 file_plans[members[0]].tokenizer, [file_plans[i] for i in members]
             ),
             align=1 if auto is None else auto.align,
+            pack=pack,
         )
         for members in groups
     )

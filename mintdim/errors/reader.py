@@ -222,6 +222,12 @@ class BuildReadError(MintDimError, ValueError):
             "the unit index is not a readable index of this format: {detail}",
             "unit index không phải index đọc được của định dạng này: {detail}",
         ),
+        "boundaries": Bilingual(
+            "the packed unit's boundary index (row_offsets.npy, row_samples.npy) is not "
+            "readable: {detail}",
+            "boundary index của unit packed (row_offsets.npy, row_samples.npy) không đọc "
+            "được: {detail}",
+        ),
     }
     _FIXES: ClassVar[dict[str, Bilingual]] = {
         "version": Bilingual(

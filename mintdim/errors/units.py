@@ -47,6 +47,7 @@ class UnitValidationError(MintDimError, ValueError):
             "unit_size ô, nên một bản ghi của unit lớn hơn sẽ chiếm hơn 64 MiB, vượt xa ngữ cảnh "
             "của mọi mô hình",
         ),
+        "bool": Bilingual("must be true or false", "phải là true hoặc false"),
     }
 
     key: str

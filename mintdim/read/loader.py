@@ -44,11 +44,13 @@ from typing import Protocol
 import numpy as np
 import orjson
 
+from mintdim.build.units.packing import spread
 from mintdim.errors import LoaderOptionError, LoaderStateError
 from mintdim.options import OptionCheck, is_number
 from mintdim.options import is_int as _is_int
+from mintdim.read.rows import Runs, loss_tokens, target_positions
 
-__all__ = ["Build", "LoaderOptions", "UnitBatch", "UnitLoader", "new_loader"]
+__all__ = ["Build", "LoaderOptions", "RowColumns", "UnitBatch", "UnitLoader", "new_loader"]
 
 STATE_FORMAT = 1
 """Version of :meth:`UnitLoader.state_dict`; bumped whenever the order algorithm changes."""
@@ -69,8 +71,13 @@ class Build(Protocol):
     units: dict[int, int]
     samples_per_shard: int
     dtype: np.dtype
+    packed: bool
 
     def unit_columns(self, unit_size: int) -> tuple[np.ndarray, np.ndarray]: ...
+
+    def records(self) -> dict[int, int]: ...
+
+    def row_columns(self, unit_size: int) -> RowColumns: ...
 
     def shard(self, unit_size: int, number: int) -> np.ndarray: ...
 
@@ -102,23 +109,45 @@ class LoaderOptions:
         return max(1, self.tokens_per_batch // unit_size)
 
 
+@dataclass(frozen=True, slots=True)
+class RowColumns:
+    """A packed unit's rows as the loader reads them: plain int64 arrays, row after row."""
+
+    offsets: np.ndarray
+    """[rows + 1]: row r holds entries ``offsets[r]:offsets[r + 1]``."""
+    sample_id: np.ndarray
+    start: np.ndarray
+    length: np.ndarray
+    fill: np.ndarray
+    """[rows]: tokens before PAD in each row."""
+
+
 @dataclass(eq=False)
 class UnitBatch:
-    """One batch: records of a single unit size from a single build.
+    """One batch: records (rows) of a single unit size from a single build.
 
     ``input_ids`` keeps the shard dtype (uint16/uint32) unless the loader was asked to ``widen``
     to int64. ``labels`` follows the transformers convention: same shape as ``input_ids``, the
     model shifts; PAD positions (and, with ``targets``, every position outside the named
-    segments) hold ``ignore_id``.
+    segments) hold ``ignore_id``, and in a packed build's rows so does each sample's first token,
+    so no sample is predicted from the one before it.
+
+    ``segments`` says where every sample of the batch lies; ``segment_ids``, ``position_ids``,
+    ``cu_seqlens`` and ``max_seqlen`` follow from it (read/rows.py, docs/packing.md), for a
+    packed build's rows and an unpacked build's records alike.
     """
 
     unit_size: int
     sample_ids: np.ndarray
-    """int64 [B]: each record's sample id in its build."""
+    """int64: each record's sample id in its build ([B]); a packed build's: every sample of
+    the batch, row after row ([S], ``segments[:, 3]``)."""
     input_ids: np.ndarray
-    """[B, unit_size]: tokens then PAD."""
+    """[B, unit_size]: tokens then PAD (a packed row: whole samples back to back, then PAD)."""
     lengths: np.ndarray
     """int64 [B]: tokens before PAD."""
+    segments: np.ndarray
+    """int64 [S, 4]: ``(row, start, length, sample_id)`` of every sample, row after row."""
+    packed: bool
     source: int
     """Index of the build in the loader's list (0 for a single build)."""
     epoch: int
@@ -129,6 +158,41 @@ class UnitBatch:
     ignore_id: int = field(repr=False)
     target_mask: np.ndarray | None = field(default=None, repr=False)
     """bool [B, unit_size]: positions inside the target segments, when targets were asked for."""
+    step_loss_tokens: int | None = None
+    """On a step's last batch (``step_end``): ``loss_tokens`` summed over the batches of its
+    ``accum_steps`` window on this rank; None on the others. Dividing the summed loss of the
+    window by it gives the exact mean per token under gradient accumulation."""
+
+    @cached_property
+    def _runs(self) -> Runs:
+        return Runs(self.segments, self.input_ids.shape[0], self.unit_size)
+
+    @cached_property
+    def segment_ids(self) -> np.ndarray:
+        """int32 [B, unit_size]: 1..k for a row's samples in order, 0 on PAD."""
+        return self._runs.segment_ids()
+
+    @cached_property
+    def position_ids(self) -> np.ndarray:
+        """int32 [B, unit_size]: 0, 1, ... restarting at each sample, 0 on PAD."""
+        return self._runs.position_ids(self.segment_ids)
+
+    @cached_property
+    def cu_seqlens(self) -> np.ndarray:
+        """int32: flash-attn varlen boundaries over the flattened rows (each sample, then each
+        row's PAD run), ``cu_seqlens[-1] == B * unit_size``."""
+        return self._runs.cu_seqlens()
+
+    @cached_property
+    def max_seqlen(self) -> int:
+        """The longest sequence of ``cu_seqlens``."""
+        return self._runs.max_seqlen()
+
+    @cached_property
+    def loss_tokens(self) -> int:
+        """Labels the model's shifted loss uses in this batch: not ``ignore_id``, from a row's
+        position 1 on."""
+        return int(np.count_nonzero(self.labels[:, 1:] != self.ignore_id))
 
     @cached_property
     def token_mask(self) -> np.ndarray:
@@ -147,6 +211,9 @@ class UnitBatch:
         labels = self.input_ids.astype(np.int64)
         keep = self.token_mask if self.target_mask is None else self.target_mask
         labels[~keep] = self.ignore_id
+        if self.packed:
+            held = self.segments[self.segments[:, 2] > 0]
+            labels.reshape(-1)[held[:, 0] * self.unit_size + held[:, 1]] = self.ignore_id
         return labels
 
 
@@ -247,14 +314,13 @@ class UnitLoader:
 
     def _batches(self) -> list[_Planned]:
         if self._plan is None:
-            counts = [build.units for build in self.builds]
+            counts = [build.records() for build in self.builds]
             self._plan = epoch_plan(counts, self.options, self.epoch)
         return self._plan
 
     def _read(self, planned: _Planned, position: int) -> UnitBatch:
         source, unit, positions = planned.source, planned.unit_size, planned.positions
         build = self.builds[source]
-        sample_ids, lengths = build.unit_columns(unit)
         input_ids = _gather(
             positions, build.samples_per_shard, lambda number: self._shard(source, unit, number)
         )
@@ -262,18 +328,70 @@ class UnitLoader:
             input_ids = np.empty((0, unit), build.dtype)
         if self.options.widen:
             input_ids = input_ids.astype(np.int64)
+        segments, lengths, entries = self._segments(planned)
+        step_loss = None
+        if planned.step_end:
+            window = self._window(position)
+            step_loss = sum(self._loss_tokens(self._batches()[k]) for k in window)
         return UnitBatch(
             unit_size=unit,
-            sample_ids=sample_ids[positions],
+            sample_ids=segments[:, 3] if build.packed else segments[:, 3].copy(),
             input_ids=input_ids,
-            lengths=lengths[positions],
+            lengths=lengths,
+            segments=segments,
+            packed=build.packed,
             source=source,
             epoch=self.epoch,
             position=position,
             step_end=planned.step_end,
             ignore_id=self.options.ignore_id,
-            target_mask=None if self.options.targets is None else self._target_mask(planned),
+            target_mask=(
+                None
+                if self.options.targets is None
+                else self._target_mask(planned, segments, entries)
+            ),
+            step_loss_tokens=step_loss,
         )
+
+    def _segments(self, planned: _Planned) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The batch's segments ``[S, 4]``, its rows' fill, and each segment's entry: its
+        position in the unit (an unpacked record) or in the boundary index (a packed row's)."""
+        build = self.builds[planned.source]
+        positions = planned.positions
+        if not build.packed:
+            sample_ids, lengths = build.unit_columns(planned.unit_size)
+            fill = lengths[positions]
+            segments = np.zeros((positions.size, 4), dtype=np.int64)
+            segments[:, 0] = np.arange(positions.size)
+            segments[:, 2] = fill
+            segments[:, 3] = sample_ids[positions]
+            return segments, fill, positions
+        rows = build.row_columns(planned.unit_size)
+        first = rows.offsets[positions]
+        counts = rows.offsets[positions + 1] - first
+        entries = spread(first, counts)
+        segments = np.empty((entries.size, 4), dtype=np.int64)
+        segments[:, 0] = np.repeat(np.arange(positions.size), counts)
+        segments[:, 1] = rows.start[entries]
+        segments[:, 2] = rows.length[entries]
+        segments[:, 3] = rows.sample_id[entries]
+        return segments, rows.fill[positions], entries
+
+    def _window(self, position: int) -> range:
+        """The batches of the ``accum_steps`` window ending with batch ``position``."""
+        plan = self._batches()
+        start = position
+        while start > 0 and not plan[start - 1].step_end:
+            start -= 1
+        return range(start, position + 1)
+
+    def _loss_tokens(self, planned: _Planned) -> int:
+        """A batch's ``loss_tokens`` from its segments and span records, no token read."""
+        segments, _, entries = self._segments(planned)
+        if self.options.targets is None:
+            return loss_tokens(segments[:, 2])
+        records = self._span_records(planned, entries)
+        return loss_tokens(segments[:, 2], records, self._wanted_segments(planned.source))
 
     def _shard(self, source: int, unit_size: int, number: int) -> np.ndarray:
         key = (source, unit_size, number)
@@ -281,46 +399,80 @@ class UnitLoader:
             self._maps[key] = self.builds[source].shard(unit_size, number)
         return self._maps[key]
 
-    def _target_mask(self, planned: _Planned) -> np.ndarray:
-        """bool [B, unit_size]: the positions inside a target segment, from the stored spans."""
-        build = self.builds[planned.source]
-        if planned.source not in self._wanted:
-            # Per input file, which segment index is a target; one more column, always False,
-            # for the positions past the last stop (PAD).
+    def _wanted_segments(self, source: int) -> np.ndarray:
+        """Per input file of build ``source``, which segment index is a target; one more
+        column, always False, for the positions past the last stop (PAD)."""
+        if source not in self._wanted:
+            build = self.builds[source]
             names = build.sequence_names()
             width = build.manifest["segment_spans"]["record_width"]
             wanted = np.zeros((len(names), width + 1), dtype=bool)
             for file, file_names in enumerate(names):
                 wanted[file, : len(file_names)] = [n in self.options.targets for n in file_names]
-            self._wanted[planned.source] = wanted
-        records = _gather(
-            planned.positions,
+            self._wanted[source] = wanted
+        return self._wanted[source]
+
+    def _span_records(self, planned: _Planned, entries: np.ndarray) -> np.ndarray | None:
+        """The span records of a batch's samples (``entries``: ``_segments``'s), in order."""
+        build = self.builds[planned.source]
+        unit = planned.unit_size
+        firsts = None
+        if build.packed:  # one record per sample, row after row, in each shard
+            offsets = build.row_columns(unit).offsets
+            firsts = offsets[: -1 : build.samples_per_shard]
+        return _gather(
+            entries,
             build.samples_per_shard,
-            lambda number: build.shard_spans(planned.unit_size, number),
+            lambda number: build.shard_spans(unit, number),
+            firsts,
         )
+
+    def _target_mask(
+        self, planned: _Planned, segments: np.ndarray, entries: np.ndarray
+    ) -> np.ndarray:
+        """bool [B, unit_size]: the positions inside a target segment, from the stored spans."""
+        unit = planned.unit_size
+        rows = planned.positions.size
+        records = self._span_records(planned, entries)
         if records is None:
-            return np.zeros((0, planned.unit_size), dtype=bool)
+            return np.zeros((rows, unit), dtype=bool)
         # Segment k holds [stop_{k-1}, stop_k): a position's segment is how many stops it passed.
-        passed = records[:, None, 1:] <= np.arange(planned.unit_size)[None, :, None]
-        return self._wanted[planned.source][records[:, :1], passed.sum(axis=2)]
+        wanted = self._wanted_segments(planned.source)
+        inside = target_positions(records, wanted, np.full(records.shape[0], unit))
+        if not self.builds[planned.source].packed:
+            return inside
+        mask = np.zeros(rows * unit, dtype=bool)
+        lengths = segments[:, 2]
+        slots = spread(segments[:, 0] * unit + segments[:, 1], lengths)
+        mask[slots] = inside[np.arange(unit)[None, :] < lengths[:, None]]
+        return mask.reshape(rows, unit)
 
 
 def _gather(
-    positions: np.ndarray, per_shard: int, shard: Callable[[int], np.ndarray]
+    positions: np.ndarray,
+    per_shard: int,
+    shard: Callable[[int], np.ndarray],
+    firsts: np.ndarray | None = None,
 ) -> np.ndarray | None:
     """The rows of the records at ``positions`` (ascending) in their shards' arrays
-    (``shard(number)``), in order; None for no records."""
+    (``shard(number)``), in order; None for no records. Shard n's first record is
+    ``n * per_shard``, or ``firsts[n]`` when given (a packed unit's span records, one per
+    sample, in shards of ``per_shard`` rows)."""
     if not positions.size:
         return None
-    first, last = int(positions[0]) // per_shard, int(positions[-1]) // per_shard
+    if firsts is None:
+        first, last = int(positions[0]) // per_shard, int(positions[-1]) // per_shard
+        starts = np.arange(last + 2) * per_shard
+    else:
+        first, last = (int(n) - 1 for n in np.searchsorted(firsts, positions[[0, -1]], "right"))
+        starts = firsts
     # np.take copies whole rows, several times faster than fancy indexing on narrow records.
     if first == last:
-        return np.take(shard(first), positions - first * per_shard, axis=0)
-    bounds = np.arange(first + 1, last + 1) * per_shard
-    cuts = [0, *np.searchsorted(positions, bounds).tolist(), positions.size]
+        return np.take(shard(first), positions - int(starts[first]), axis=0)
+    cuts = [0, *np.searchsorted(positions, starts[first + 1 : last + 1]).tolist(), positions.size]
     return np.concatenate(
         [
-            np.take(shard(number), positions[start:stop] - number * per_shard, axis=0)
+            np.take(shard(number), positions[start:stop] - int(starts[number]), axis=0)
             for number, (start, stop) in enumerate(itertools.pairwise(cuts), start=first)
             if start < stop
         ]
@@ -488,7 +640,8 @@ def _uniform(count: int, *key: int) -> np.ndarray:
 
 def _fingerprint(build: Build) -> str:
     """Identifies which records a build holds and where (its unit indexes' checksums)."""
-    listing = orjson.dumps(build.manifest.get("unit_indexes", []), option=orjson.OPT_SORT_KEYS)
+    listed = [build.manifest.get(key, []) for key in ("unit_indexes", "boundary_indexes")]
+    listing = orjson.dumps(listed if listed[1] else listed[0], option=orjson.OPT_SORT_KEYS)
     return hashlib.sha256(listing).hexdigest()[:16]
 
 

@@ -13,6 +13,8 @@ view into them. Sample ids, units and token counts come from the binary unit ind
     build[10:20]                    # samples 10 to 19: a list of such views
     build.units                     # {unit_size: sample count}
     build.segments(0)               # [("literal", 0, 5), ("instruction", 5, 40), ...] if stored
+    build.packed                    # True for units(pack=True): several samples per row
+    build.row_samples(512, 3)       # a packed unit's row 3: its (sample_id, start, length)
     for batch in build.loader(tokens_per_batch=16384):   # see read/loader.py
         ...
 """
@@ -27,13 +29,13 @@ from typing import overload
 import numpy as np
 import orjson
 
-from mintdim.build.formats import manifest, sample_index, spans, unit_index
+from mintdim.build.formats import boundaries, manifest, sample_index, spans, unit_index
 from mintdim.build.formats.layout import UNIT_BUILD_FAILED
 from mintdim.build.formats.shards import shard_path, spans_path
 from mintdim.build.segments import segment_names
 from mintdim.errors import BuildReadError, LoaderOptionError, NoSegmentSpansError, NotABuildError
 from mintdim.options import is_int, is_path
-from mintdim.read.loader import UnitLoader, new_loader
+from mintdim.read.loader import RowColumns, UnitLoader, new_loader
 
 __all__ = ["UnitBuild", "loader", "open_build", "require_build"]
 
@@ -54,6 +56,8 @@ class UnitBuild:
             size: counts.get(size, 0) for size in content["units"]["sizes"]
         }
         """Each declared unit size (ascending) with its number of samples."""
+        self.packed: bool = "pack" in content["units"]
+        """Several whole samples per row (``units(pack=True)``, build/formats/boundaries.py)."""
         self._open_state()
 
     def _open_state(self) -> None:
@@ -63,6 +67,8 @@ class UnitBuild:
         self._indexes: dict[int, np.ndarray] = {}
         self._columns: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._places: tuple[np.ndarray, np.ndarray] | None = None
+        self._bounds: dict[int, boundaries.Boundaries] = {}
+        self._rows: dict[int, RowColumns] = {}
 
     def __getstate__(self) -> dict:
         return {"path": self.path, "content": self.manifest}
@@ -96,8 +102,60 @@ class UnitBuild:
         units, positions = self._sample_places()
         size = list(self.units)[units[index]]
         position = int(positions[index])
+        if self.packed:
+            row, start, length = self._packed_place(size, position)
+            return self.unit_record(size, row)[start : start + length]
         length = int(self.unit_index(size)["token_count"][position])
         return self.unit_record(size, position)[:length]
+
+    def _packed_place(self, unit_size: int, entry: int) -> tuple[int, int, int]:
+        """Entry ``entry`` of a packed unit's boundary index: its row, start and length."""
+        bounds = self.boundaries(unit_size)
+        row = int(np.searchsorted(bounds.offsets, entry, side="right")) - 1
+        found = bounds.entries[entry]
+        return row, int(found["start"]), int(found["length"])
+
+    def boundaries(self, unit_size: int) -> boundaries.Boundaries:
+        """A packed unit's boundary index (row offsets, then each row's samples), memory-mapped."""
+        if unit_size not in self._bounds:
+            if not self.units.get(unit_size):
+                empty = np.empty(0, dtype=boundaries.ENTRY)
+                self._bounds[unit_size] = boundaries.Boundaries(np.zeros(1, np.int64), empty)
+            else:
+                for relative in (boundaries.offsets_path, boundaries.samples_path):
+                    self._size(self.path / relative(unit_size))
+                try:
+                    self._bounds[unit_size] = boundaries.load(self.path, unit_size)
+                except (ValueError, OSError) as err:
+                    path = self.path / boundaries.offsets_path(unit_size)
+                    raise _read_error(self.path, path, "boundaries", detail=str(err)) from err
+        return self._bounds[unit_size]
+
+    def row_samples(self, unit_size: int, row: int) -> np.ndarray:
+        """A packed unit's row ``row``: its samples' ``(sample_id, start, length)`` in order."""
+        bounds = self.boundaries(unit_size)
+        return bounds.entries[int(bounds.offsets[row]) : int(bounds.offsets[row + 1])]
+
+    def records(self) -> dict[int, int]:
+        """Each unit size with its records: rows when packed, else samples."""
+        if not self.packed:
+            return dict(self.units)
+        return {size: self.boundaries(size).rows for size in self.units}
+
+    def row_columns(self, unit_size: int) -> RowColumns:
+        """A packed unit's boundary index as plain int64 arrays, and each row's fill (cached)."""
+        if unit_size not in self._rows:
+            bounds = self.boundaries(unit_size)
+            entries = bounds.entries
+            offsets = np.array(bounds.offsets, dtype=np.int64)
+            start = np.array(entries["start"], dtype=np.int64)
+            length = np.array(entries["length"], dtype=np.int64)
+            last = offsets[1:] - 1
+            fill = np.where(last >= offsets[:-1], start[last] + length[last], 0)
+            self._rows[unit_size] = RowColumns(
+                offsets, np.array(entries["sample_id"], dtype=np.int64), start, length, fill
+            )
+        return self._rows[unit_size]
 
     def segments(self, sample_id: int) -> list[tuple[str, int, int]]:
         """A sample's segments in order as ``(name, start, stop)`` token positions, covering
@@ -110,8 +168,14 @@ class UnitBuild:
         self[sample_id]  # the same id checks as the tokens
         units, positions = self._sample_places()
         size = list(self.units)[units[sample_id]]
-        shard, row = divmod(int(positions[sample_id]), self.samples_per_shard)
-        record = self.shard_spans(size, shard)[row]
+        entry = int(positions[sample_id])
+        if self.packed:  # one span record per sample, row after row, in each shard
+            row = self._packed_place(size, entry)[0]
+            shard = row // self.samples_per_shard
+            entry -= int(self.boundaries(size).offsets[shard * self.samples_per_shard])
+        else:
+            shard, entry = divmod(entry, self.samples_per_shard)
+        record = self.shard_spans(size, shard)[entry]
         names = self.sequence_names()[int(record[0])]
         stops = record[1 : 1 + len(names)].tolist()
         return list(zip(names, [0, *stops[:-1]], stops, strict=True))
@@ -169,13 +233,17 @@ class UnitBuild:
         return self._shard(shard_path(unit_size, number), unit_size)
 
     def _sample_places(self) -> tuple[np.ndarray, np.ndarray]:
-        """Per sample id: the index of its unit in ``units`` and its record position there."""
+        """Per sample id: the index of its unit in ``units`` and its record position there (a
+        packed unit: its entry in the boundary index)."""
         if self._places is None:
             count = len(self)
             units = np.empty(count, dtype=np.int16)
             positions = np.empty(count, dtype=np.int64)
             for number, size in enumerate(self.units):
-                ids = self.unit_index(size)["sample_id"]
+                if self.packed:
+                    ids = self.boundaries(size).entries["sample_id"]
+                else:
+                    ids = self.unit_index(size)["sample_id"]
                 units[ids] = number
                 positions[ids] = np.arange(ids.size)
             self._places = units, positions
@@ -188,14 +256,16 @@ class UnitBuild:
                 yield orjson.loads(line)
 
     def record(self, row: dict) -> np.ndarray:
-        """The whole fixed-width record of a sample: tokens, then PAD up to unit_size."""
+        """The whole fixed-width record of a sample: tokens, then PAD up to unit_size (a packed
+        build's: the row holding it)."""
         width = row["unit_size"]
         shard = self._shard(row["shard_path"], width)
         return shard[row["shard_row"]]
 
     def tokens(self, row: dict) -> np.ndarray:
-        """A sample's tokens without padding."""
-        return self.record(row)[: row["token_count"]]
+        """A sample's tokens without padding (a packed build's: from ``row_start`` in its row)."""
+        start = row.get(sample_index.ROW_START, 0)
+        return self.record(row)[start : start + row["token_count"]]
 
     def loader(self, **options: object) -> UnitLoader:
         """Unit-homogeneous training batches over this build: the options of :func:`loader`."""

@@ -27,6 +27,7 @@ from mintdim.shared.types import ENCODE_MODES, EncodeMode
 __all__ = [
     "FILENAME",
     "FORMAT_VERSION",
+    "PACKED_LAYOUT",
     "SEAL",
     "derived",
     "manifest",
@@ -42,6 +43,12 @@ FORMAT_VERSION = 2
 """Bumped whenever a file's layout changes, so readers can refuse what they do not know."""
 
 
+PACKED_LAYOUT = (
+    "unit_size slots per row: whole samples back to back, then pad_id "
+    "(which samples: boundary_indexes, build/formats/boundaries.py)"
+)
+"""``token_storage.record_layout`` of a packed build."""
+
 SEAL = "manifest_sha256"
 """The manifest's last key: SHA-256 of the manifest's own bytes without it, so a changed byte
 anywhere in the manifest is found as surely as one in a shard."""
@@ -56,6 +63,8 @@ def manifest(
     extended_sizes: Sequence[int] = (),
     on_overflow: str = "abort",
     parity_rows: int = 0,
+    boundary_indexes: Sequence[ShardRecord] = (),
+    packing: Mapping[str, object] | None = None,
 ) -> dict:
     """The sealed manifest of one finished output directory.
 
@@ -63,8 +72,14 @@ def manifest(
     build/formats/unit_index.py. ``audit_files`` maps each index and summary file name to its ``bytes``
     and ``sha256``. ``extended_sizes``: the units ``on_overflow="extend"`` added.
     ``parity_rows``: rows the fast engine's parity guard re-encoded during the build.
+    ``boundary_indexes`` and ``packing`` (stats.json's): a packed build's, listed under
+    ``boundary_indexes`` and ``units.pack``.
     """
     content = _content(output, files, shards, unit_indexes, extended_sizes, on_overflow)
+    if packing is not None:
+        content["units"]["pack"] = dict(packing)
+        content["token_storage"]["record_layout"] = PACKED_LAYOUT
+        content["boundary_indexes"] = _listing(boundary_indexes)
     if output.tokenizer.engine == "fast" or output.info.engine_fallback is not None:
         # Only a build that declared engine="fast" says so: a default build's manifest is
         # unchanged by the engine option.
@@ -286,6 +301,7 @@ def _listing(records: Sequence[ShardRecord]) -> list[dict]:
             "samples": r.samples,
             "bytes": r.bytes,
             "sha256": r.sha256,
+            **({"rows": r.rows} if r.rows is not None else {}),
             **({"spans": r.spans} if r.spans is not None else {}),
         }
         for r in records

@@ -14,6 +14,12 @@ Line form (compact JSON, keys in this order)::
 A build made by ``mintdim split`` from another build adds one last key, ``source_sample_id``:
 the sample's id in the build it was copied from (:data:`SOURCE_SAMPLE_ID`).
 
+A packed build (``units(pack=True)``) adds one last key, ``row_start`` (:data:`ROW_START`):
+``shard_row`` is then the row holding the sample, whose tokens are
+``shard[shard_row * unit_size + row_start :][:token_count]``. Its lines are written once the rows
+are packed: while the build runs they wait, without their place, in a hidden file
+(:data:`PENDING`) beside it.
+
 Readers get the lines as :class:`Columns`: :class:`ExactReader` straight from the bytes of lines
 in exactly this form (whole-column numpy operations, no JSON parse), :func:`parse_rows` from lines
 parsed as JSON in any shape.
@@ -21,9 +27,10 @@ parsed as JSON in any shape.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import orjson
@@ -35,6 +42,8 @@ from mintdim.shared import durable
 __all__ = [
     "FILENAME",
     "KEYS",
+    "PENDING",
+    "ROW_START",
     "SOURCE_SAMPLE_ID",
     "Columns",
     "ExactReader",
@@ -57,10 +66,14 @@ KEYS = (
 """The keys of every line, in the order written."""
 SOURCE_SAMPLE_ID = "source_sample_id"
 """The key a split's builds add after :data:`KEYS`: the sample's id in the build it came from."""
+ROW_START = "row_start"
+"""The key a packed build adds after :data:`KEYS`: the sample's first slot in its row."""
+PENDING = ".sample_index.partial"
+_BLOCK = 4 << 20
 _SAMPLE_ID, _HASH, _TOKEN_COUNT, _UNIT_SIZE, _SOURCE_FILE, _SOURCE_LINE = (
     f'"{key}":' for key in KEYS[:6]
 )
-_EMPTY_FIELDS, _SHARD_PATH, _SHARD_ROW = (f'"{key}":' for key in KEYS[6:])
+_EMPTY_FIELDS, _SHARD_PATH, _SHARD_ROW, _ROW_START = (f'"{key}":' for key in (*KEYS[6:], ROW_START))
 """What stands before each value: the key, quoted, and a colon."""
 
 
@@ -87,8 +100,56 @@ def sample_parts(
 class SampleIndexWriter:
     """Appends sample lines: the sample id, the middle from :func:`sample_parts`, the shard place."""
 
-    def __init__(self, directory: Path) -> None:
-        self.file = durable.HashedFile(directory / FILENAME)
+    def __init__(self, directory: Path, packed: bool = False) -> None:
+        self._directory = directory
+        self._pending = open(directory / PENDING, "xb") if packed else None  # noqa: SIM115
+        self.file = None if packed else durable.HashedFile(directory / FILENAME)
+
+    def write_pending(self, first_id: int, parts: list[str]) -> None:
+        """A packed build's lines of one batch, up to ``empty_fields``: their places follow
+        (:meth:`place_pending`)."""
+        self._pending.write(
+            "".join(
+                [
+                    f"{{{_SAMPLE_ID}{sample_id},{part}\n"
+                    for sample_id, part in zip(
+                        range(first_id, first_id + len(parts)), parts, strict=True
+                    )
+                ]
+            ).encode()
+        )
+
+    def place_pending(
+        self,
+        unit_sizes: np.ndarray,
+        shard_numbers: np.ndarray,
+        shard_rows: np.ndarray,
+        row_starts: np.ndarray,
+    ) -> None:
+        """Write sample_index.jsonl from the pending lines, each sample's place (by id) added."""
+        self._pending.close()
+        self.file = durable.HashedFile(self._directory / FILENAME)
+        places = ((unit_sizes.astype(np.int64) << 32) | shard_numbers).tolist()
+        paths = {place: shard_path(place >> 32, place & 0xFFFFFFFF) for place in set(places)}
+        rows, starts = shard_rows.tolist(), row_starts.tolist()
+        at = 0
+        with open(self._directory / PENDING, "rb") as handle:
+            for block in _line_blocks(handle):
+                lines = block.decode().split("\n")[:-1]
+                end = at + len(lines)
+                self.file.write(
+                    "".join(
+                        [
+                            f'{line},{_SHARD_PATH}"{paths[place]}",{_SHARD_ROW}{row},'
+                            f"{_ROW_START}{start}}}\n"
+                            for line, place, row, start in zip(
+                                lines, places[at:end], rows[at:end], starts[at:end], strict=True
+                            )
+                        ]
+                    ).encode()
+                )
+                at = end
+        (self._directory / PENDING).unlink()
 
     def write(
         self,
@@ -128,8 +189,24 @@ class SampleIndexWriter:
         )
 
     def close(self) -> None:
-        """Flush and close the file."""
-        self.file.close()
+        """Flush and close the file (a packed build's pending one, when it was never placed)."""
+        if self.file is not None:
+            self.file.close()
+        elif self._pending is not None:
+            self._pending.close()
+
+
+def _line_blocks(handle: BinaryIO) -> Iterator[bytes]:
+    """The file's bytes in blocks of whole lines."""
+    rest = b""
+    while block := handle.read(_BLOCK):
+        block = rest + block
+        cut = block.rfind(b"\n") + 1
+        rest = block[cut:]
+        if cut:
+            yield block[:cut]
+    if rest:
+        yield rest
 
 
 # ---------------------------------------------------------------------------
@@ -160,6 +237,8 @@ class Columns:
     source_line_ok: np.ndarray
     shard_path: np.ndarray
     shard_row: np.ndarray
+    row_start: np.ndarray
+    """A packed build's ``row_start``; -1 where a line has none (an unpacked build's lines)."""
 
 
 def parse_rows(rows: Sequence[object], sources: dict[str, int], shards: dict[str, int]) -> Columns:
@@ -167,7 +246,7 @@ def parse_rows(rows: Sequence[object], sources: dict[str, int], shards: dict[str
 
     ``sources`` and ``shards`` number the source files and shard paths a line may name.
     """
-    integers = ("sample_id", "token_count", "unit_size", "source_line", "shard_row")
+    integers = ("sample_id", "token_count", "unit_size", "source_line", "shard_row", ROW_START)
     ints = {key: _ints(rows, key) for key in integers}
     hashes, hashes_ok = _hashes(rows)
     return Columns(
@@ -184,6 +263,7 @@ def parse_rows(rows: Sequence[object], sources: dict[str, int], shards: dict[str
         source_line_ok=ints["source_line"][1],
         shard_path=_lookup(rows, "shard_path", shards),
         shard_row=ints["shard_row"][0],
+        row_start=ints[ROW_START][0],
     )
 
 
@@ -232,7 +312,9 @@ class ExactReader:
     equals :func:`parse_rows` of the parsed lines.
     """
 
-    def __init__(self, sources: Sequence[str], shards: Sequence[str]) -> None:
+    def __init__(self, sources: Sequence[str], shards: Sequence[str], packed: bool = False) -> None:
+        self.packed = packed
+        """Lines end with ``row_start`` (a packed build's)."""
         self.sources = line_bytes.Options([orjson.dumps(path) for path in sources])
         self.shards = line_bytes.Options([orjson.dumps(path) for path in shards])
         # Wider than any window read: a digest or integer with its key, a path with its key.
@@ -265,7 +347,8 @@ class ExactReader:
         source_line = ahead.integer(f",{_SOURCE_LINE}".encode())
         # ... and from its end back to it.
         back = line_bytes.Back(lines, lines.ends)
-        shard_row = back.integer(b"}")
+        row_start = back.integer(b"}") if self.packed else None
+        shard_row = back.integer(f",{_ROW_START}".encode() if self.packed else b"}")
         shard = back.choice(self.shards, f",{_SHARD_ROW}".encode())
         if not (ahead.ok.all() and back.ok.all() and _hex_only(hashes)):
             return None
@@ -286,6 +369,7 @@ class ExactReader:
             source_line_ok=every,
             shard_path=shard,
             shard_row=shard_row,
+            row_start=np.full(every.size, -1, np.int64) if row_start is None else row_start,
         )
 
 

@@ -2,7 +2,9 @@
 
 Layout: little-endian records of exactly ``unit_size`` slots each (tokens, then PAD), so record k
 of a shard starts at byte ``k * unit_size * bytes_per_token``. A shard closes after
-``samples_per_shard`` records; the last one may be shorter. Each closed shard is hashed as it is
+``samples_per_shard`` records; the last one may be shorter. In a packed unit a record is a row
+of whole samples back to back, then PAD (``build/formats/boundaries.py`` says which), and a
+spans file holds one span record per sample, row after row. Each closed shard is hashed as it is
 written (no second read) and reported in the spec's form through the ``mintdim.unit_build`` logger.
 When segment spans are stored, each shard has its spans file beside it (``build/formats/spans.py``),
 written in lockstep.
@@ -80,6 +82,8 @@ class ShardRecord:
     sha256: str
     spans: dict | None = None
     """The spans file beside the shard: ``{"path", "bytes", "sha256"}``, or None."""
+    rows: int | None = None
+    """A packed unit's shard: its rows (``samples`` then counts the samples they hold)."""
 
 
 def _raw(records: np.ndarray) -> memoryview:
@@ -107,19 +111,31 @@ class UnitShardWriter:
         self._in_shard = 0
         self._spans_stored = spans_stored
         self._spans: HashedFile | None = None
+        self.packed = False
+        """Set by a packed unit's writer: records are rows, and shards list their samples."""
+        self._held = 0
 
-    def write(self, rows: np.ndarray, span_rows: np.ndarray | None = None) -> None:
+    def write(
+        self,
+        rows: np.ndarray,
+        span_rows: np.ndarray | None = None,
+        per_row: np.ndarray | None = None,
+    ) -> None:
         """Append records (a 2-D array of width ``unit_size``), splitting them across shards;
-        ``span_rows`` are their span records when spans are stored."""
+        ``span_rows`` are their span records when spans are stored. ``per_row``: a packed
+        unit's rows, the samples each holds (``span_rows`` then has one record per sample)."""
         start = 0
+        held = 0 if per_row is None else np.concatenate(([0], np.cumsum(per_row)))
         while start < len(rows):
             if self._shard is None:
                 self._open()
             take = min(self.samples_per_shard - self._in_shard, len(rows) - start)
             self._shard.write(_raw(rows[start : start + take]))
+            first, last = (start, start + take) if per_row is None else held[[start, start + take]]
             if self._spans is not None:
-                self._spans.write(_raw(span_rows[start : start + take]))
+                self._spans.write(_raw(span_rows[first:last]))
             self._in_shard += take
+            self._held += int(last - first)
             self.samples += take
             start += take
             if self._in_shard == self.samples_per_shard:
@@ -141,7 +157,7 @@ class UnitShardWriter:
     def _open(self) -> None:
         number = len(self.closed)
         self._shard = HashedFile(self.unit_path / shard_name(number))
-        self._in_shard = 0
+        self._in_shard = self._held = 0
         if self._spans_stored:
             self._spans = HashedFile(self.unit_path.parent / spans_path(self.unit_size, number))
 
@@ -162,10 +178,11 @@ class UnitShardWriter:
             ShardRecord(
                 path=shard_path(self.unit_size, number),
                 unit_size=self.unit_size,
-                samples=self._in_shard,
+                samples=self._held if self.packed else self._in_shard,
                 bytes=shard["bytes"],
                 sha256=shard["sha256"],
                 spans=span_record,
+                rows=self._in_shard if self.packed else None,
             )
         )
         size = human_bytes(shard["bytes"])
@@ -173,7 +190,7 @@ class UnitShardWriter:
             _log,
             SHARD_CLOSED,
             number=number,
-            samples=self._in_shard,
+            samples=self.closed[-1].samples,
             size=size,
             unit=self.unit_size,
         )

@@ -6,6 +6,11 @@ bytes_per_token, duplicate_groups, duplicate_samples, samples_with_unk, unk_toke
 unit_distribution, blank_lines, total_slots, pad_tokens, padding_ratio, shard_count, shard_bytes,
 overflow (``{"policy", "samples", "extended_units"}``: ``run(on_overflow=...)``, how many samples
 were longer than the largest planned unit, and the units ``extend`` added).
+
+A packed build (``units(pack=True)``) counts slots over its rows (``rows × unit_size``), so
+``padding_ratio`` is the PAD its rows really hold, and adds a last key, ``packing``:
+``{"algorithm", "version", "rows", "lower_bound_rows"}``, the last two by unit size, the bound
+being ``ceil(tokens / unit_size)``, the fewest rows any packing could use.
 """
 
 from __future__ import annotations
@@ -69,9 +74,14 @@ class StatsCounter:
         samples_with_unk: int,
         shard_count: int,
         shard_bytes: int,
+        packing: dict | None = None,
     ) -> dict[str, object]:
-        """The stats.json content."""
-        total_slots = int(np.dot(self.unit_counts, np.asarray(self.sizes, dtype=np.int64)))
+        """The stats.json content; ``packing``: a packed build's (module docstring)."""
+        records = self.unit_counts
+        if packing is not None:
+            rows = packing["rows"]
+            records = np.array([rows.get(str(size), 0) for size in self.sizes], dtype=np.int64)
+        total_slots = int(np.dot(records, np.asarray(self.sizes, dtype=np.int64)))
         pad_tokens = total_slots - self.tokens
         return {
             "total_samples": self.samples,
@@ -94,4 +104,5 @@ class StatsCounter:
                 "samples": self.overflow_samples,
                 "extended_units": sorted(self.extended),
             },
+            **({"packing": packing} if packing is not None else {}),
         }

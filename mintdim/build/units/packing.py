@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ALGORITHM", "VERSION", "Packing", "pack"]
+__all__ = ["ALGORITHM", "VERSION", "Packing", "pack", "spread"]
 
 ALGORITHM = "best-fit-decreasing"
 VERSION = 1
@@ -146,3 +146,11 @@ def _place(sizes: list[int], width: int) -> np.ndarray:
             bisect.insort(rooms, room)
         bucket[room].append(row)
     return placed
+
+
+def spread(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """``start, start + 1, ..., start + size - 1`` for every ``(start, size)``, in order: the
+    slots of samples in their rows, or of their ids in a flat array."""
+    ends = np.cumsum(sizes)
+    total = int(ends[-1]) if ends.size else 0
+    return np.arange(total, dtype=np.int64) + np.repeat(starts - (ends - sizes), sizes)

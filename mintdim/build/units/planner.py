@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["assign_units", "first_overflow", "padded_rows"]
+__all__ = ["assign_units", "first_overflow", "padded_rows", "selected_tokens"]
 
 _MASKED_WIDTH = 256
 """Up to this width a unit's rows are filled by one masked store, past it by one copy per row:
@@ -55,3 +55,11 @@ def padded_rows(
     for at, start, count in zip(range(0, rows.size, width), starts, lens.tolist(), strict=True):
         line[at : at + count] = flat[start : start + count]
     return rows
+
+
+def selected_tokens(
+    flat: np.ndarray, lengths: np.ndarray, selected: np.ndarray, dtype: np.dtype
+) -> np.ndarray:
+    """The selected samples' ids back to back, no PAD: what a packed unit receives from a batch
+    (its rows are made once every sample is known, ``write/packed.py``)."""
+    return flat[np.repeat(selected, lengths)].astype(dtype, copy=False)

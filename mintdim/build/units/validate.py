@@ -21,6 +21,7 @@ __all__ = [
     "build_batches",
     "plan_options",
     "token_counts",
+    "unit_pack",
     "unit_settings",
 ]
 
@@ -60,6 +61,15 @@ def unit_settings(
                 raise UnitValidationError(key=f"{key}[{j}]", value=entry[j], rule="ascending")
     batches = build_batches(build_batch, file_count)
     return [(tuple(map(int, size_lists[i])), batches[i]) for i in range(file_count)]
+
+
+def unit_pack(pack: object) -> bool:
+    """``units(pack=...)``: a bool (None, never declared: False)."""
+    if pack is None:
+        return False
+    if not isinstance(pack, bool):
+        raise UnitValidationError(key="units.pack", value=pack, rule="bool")
+    return pack
 
 
 def build_batches(build_batch: object, file_count: int) -> list[int]:

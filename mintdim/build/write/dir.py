@@ -39,6 +39,7 @@ from mintdim.build.formats import (
     manifest,
     sample_index,
     stats,
+    unit_index,
 )
 from mintdim.build.formats.duplicate_index import DuplicateTracker
 from mintdim.build.formats.layout import (
@@ -50,11 +51,13 @@ from mintdim.build.formats.layout import (
 )
 from mintdim.build.formats.overflow_index import OverflowIndexWriter
 from mintdim.build.formats.sample_index import SampleIndexWriter
-from mintdim.build.formats.shards import UnitShardWriter, unit_dir_name
+from mintdim.build.formats.shards import ShardRecord, UnitShardWriter, unit_dir_name
 from mintdim.build.formats.unit_index import UnitIndexWriter
 from mintdim.build.formats.unk_index import UnkIndexWriter
 from mintdim.build.source import InputFingerprint
+from mintdim.build.units.packing import ALGORITHM, VERSION
 from mintdim.build.units.planner import padded_rows
+from mintdim.build.write.packed import PackedUnitWriter
 from mintdim.build.write.staging import Staging
 from mintdim.errors import BuildWriteError, MintDimError, OutputValidationError
 from mintdim.shared import durable
@@ -76,7 +79,7 @@ class OutputDirectory:
         self.files_by_index = {f.index: f for f in self.files}
         self.path = Path(plan.abs_path)
         self._next_id = 0
-        self._units: list[UnitShardWriter] = []
+        self._units: list[UnitShardWriter | PackedUnitWriter] = []
         self._indexes: list[UnitIndexWriter] = []
         self._samples: SampleIndexWriter | None = None
         self._unks: UnkIndexWriter | None = None
@@ -86,6 +89,8 @@ class OutputDirectory:
         self._sizes = np.zeros(0, dtype=np.int64)
         """Each writer's unit size: the planned ones, then those ``extend`` adds."""
         self._parity_rows = 0
+        self._unit_of: list[np.ndarray] = []
+        """A packed build's unit of every sample, batch by batch: their places come at the end."""
         self.complete = False
         """True once the manifest is written: a finished build that nothing may mark failed."""
         self._begun = False
@@ -117,7 +122,7 @@ class OutputDirectory:
                     self.staging.begin(job, resume=False)
             for size in self.plan.sizes:
                 self._add_unit(size)
-            self._samples = SampleIndexWriter(self.path)
+            self._samples = SampleIndexWriter(self.path, packed=self.plan.pack)
             self._unks = UnkIndexWriter(self.path)
             self._overflows = OverflowIndexWriter(self.path)
         except OSError as err:
@@ -142,12 +147,19 @@ class OutputDirectory:
         # Room for the failure marker, taken now: on a disk that fills up later the marker is
         # written into blocks the build already holds.
         (unit_path / _MARKER_ROOM).write_bytes(bytes(_MARKER_BYTES))
+        plan = self.plan
         self._units.append(
-            UnitShardWriter(
+            PackedUnitWriter(
                 unit_path,
                 size,
-                self.plan.samples_per_shard,
-                spans_stored=self.plan.span_width > 0,
+                plan.samples_per_shard,
+                plan.info.dtype,
+                plan.info.pad_id,
+                plan.span_width,
+            )
+            if plan.pack
+            else UnitShardWriter(
+                unit_path, size, plan.samples_per_shard, spans_stored=plan.span_width > 0
             )
         )
         self._indexes.append(UnitIndexWriter(self.path, size))
@@ -187,13 +199,21 @@ class OutputDirectory:
             members = np.flatnonzero(units == unit)
             if members.size:
                 sequence[members] = writer.samples + np.arange(members.size)
-                if unit < len(batch.rows):  # a planned unit: the worker padded its records
-                    writer.write(batch.rows[unit], None if spans is None else spans[unit])
+                if unit < len(batch.rows):  # a planned unit: the worker made its records
+                    unit_spans = None if spans is None else spans[unit]
+                    if self.plan.pack:
+                        writer.write(batch.rows[unit], batch.token_counts[members], unit_spans)
+                    else:
+                        writer.write(batch.rows[unit], unit_spans)
                 index.write(first_id + members, batch.token_counts[members])
         self._write_extended(batch, units)
-        shard_numbers, shard_rows = np.divmod(sequence, self.plan.samples_per_shard)
-        unit_sizes = self._sizes[units]
-        self._samples.write(first_id, batch.index_parts, unit_sizes, shard_numbers, shard_rows)
+        if self.plan.pack:  # the rows, and so every place, come once all samples are known
+            self._samples.write_pending(first_id, batch.index_parts)
+            self._unit_of.append(units.astype(np.int32))
+        else:
+            shard_numbers, shard_rows = np.divmod(sequence, self.plan.samples_per_shard)
+            unit_sizes = self._sizes[units]
+            self._samples.write(first_id, batch.index_parts, unit_sizes, shard_numbers, shard_rows)
         self._unks.write(first_id, batch.unk_parts)
         for event in batch.overflows:
             position = event.position
@@ -242,10 +262,14 @@ class OutputDirectory:
         for k, position in enumerate(np.flatnonzero(batch.unit_indexes == EXTEND).tolist()):
             writer = self._units[units[position]]
             tokens = batch.extend_tokens[k]
+            span = batch.extend_spans[k][None, :] if batch.extend_spans else None
+            if self.plan.pack:
+                writer.write(tokens, np.array([tokens.size]), span)
+                continue
             rows = padded_rows(
                 tokens, np.array([tokens.size]), one, writer.unit_size, info.pad_id, info.dtype
             )
-            writer.write(rows, batch.extend_spans[k][None, :] if batch.extend_spans else None)
+            writer.write(rows, span)
 
     def finish(self, fingerprints: Mapping[int, InputFingerprint]) -> dict[str, object]:
         """Close everything, write the audit files and, last, the manifest; return the stats.
@@ -258,8 +282,11 @@ class OutputDirectory:
         return content
 
     def _finish(self, fingerprints: Mapping[int, InputFingerprint]) -> dict[str, object]:
-        shards = [record for writer in self._units for record in writer.finish()]
         indexes = [record for index in self._indexes if (record := index.finish())]
+        if self.plan.pack:
+            shards, bounds = self._finish_packed()
+        else:
+            shards, bounds = [record for writer in self._units for record in writer.finish()], []
         self._samples.close()
         self._unks.close()
         self._overflows.close()
@@ -278,6 +305,7 @@ class OutputDirectory:
             samples_with_unk=self._unks.samples,
             shard_count=len(shards),
             shard_bytes=sum(s.bytes for s in shards),
+            packing=self._packing(),
         )
         durable.write_json_atomic(self.path / stats.FILENAME, content)
         durable.write_json_atomic(self.path / histogram.FILENAME, content["unit_distribution"])
@@ -299,9 +327,46 @@ class OutputDirectory:
                 self._extended_sizes(),
                 self._stats.policy,
                 self._parity_rows,
+                bounds,
+                content.get("packing"),
             ),
         )
         return content
+
+    def _finish_packed(self) -> tuple[list[ShardRecord], list[ShardRecord]]:
+        """Pack every unit, write its rows and boundary index, then sample_index.jsonl with
+        every sample's place."""
+        units = np.concatenate(self._unit_of) if self._unit_of else np.empty(0, np.int32)
+        shard, row, start = (np.empty(units.size, dtype=np.int64) for _ in range(3))
+        shards: list[ShardRecord] = []
+        bounds: list[ShardRecord] = []
+        for writer in self._units:
+            ids = self._unit_ids(writer.unit_size)
+            written, bound, places = writer.finish(ids)
+            shards += written
+            bounds += bound
+            shard[ids], row[ids], start[ids] = places.shard, places.row, places.start
+        self._samples.place_pending(self._sizes[units], shard, row, start)
+        return shards, bounds
+
+    def _unit_ids(self, unit_size: int) -> np.ndarray:
+        """The ids of a unit's samples in the order it received them, from its finished index."""
+        if not any(i.unit_size == unit_size and i.samples for i in self._indexes):
+            return np.empty(0, dtype=np.int64)
+        entries = unit_index.load(self.path / unit_index.index_path(unit_size))
+        return np.array(entries["sample_id"], dtype=np.int64)
+
+    def _packing(self) -> dict[str, object] | None:
+        """stats.json's ``packing``: per unit, its rows against the fewest any packing needs."""
+        if not self.plan.pack:
+            return None
+        packed = [w for w in self._units if w.packing is not None and w.samples]
+        return {
+            "algorithm": ALGORITHM,
+            "version": VERSION,
+            "rows": {str(w.unit_size): w.packing.rows for w in packed},
+            "lower_bound_rows": {str(w.unit_size): w.packing.lower_bound for w in packed},
+        }
 
     def finished_stats(self) -> dict[str, object]:
         """The stats of a build found ``complete`` by ``create``, as its stats.json holds them."""

@@ -1,0 +1,138 @@
+"""A packed unit's boundary index: which whole samples each row holds, and where.
+
+Two NumPy ``.npy`` files (format 1.0, ``np.load(..., mmap_mode="r")``) beside the unit's
+shards, a CSR over its rows::
+
+    unit_<size>/row_offsets.npy   <i8 [rows + 1]   row r holds entries offsets[r]:offsets[r + 1]
+    unit_<size>/row_samples.npy   [entries]        row after row, each row's samples in order:
+        sample_id  <i8   the sample's id (its line in sample_index.jsonl)
+        start      <i4   its first slot in the row
+        length     <i4   its token count
+
+Row ``r`` of the unit is row ``r % samples_per_shard`` of shard ``r // samples_per_shard``
+(a packed unit's shards roll over by rows). Its samples lie back to back from slot 0, and PAD
+fills the row from the end of the last one to ``unit_size``. Only units that received samples
+have them; manifest.json lists both under ``boundary_indexes`` with their SHA-256.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from mintdim.build.formats.shards import ShardRecord, unit_dir_name
+
+__all__ = [
+    "ENTRY",
+    "OFFSETS",
+    "SAMPLES",
+    "Boundaries",
+    "load",
+    "offsets_path",
+    "samples_path",
+    "write",
+]
+
+OFFSETS = "row_offsets.npy"
+SAMPLES = "row_samples.npy"
+ENTRY = np.dtype([("sample_id", "<i8"), ("start", "<i4"), ("length", "<i4")])
+
+
+def offsets_path(unit_size: int) -> str:
+    """Path of a unit's row offsets inside the output directory."""
+    return f"{unit_dir_name(unit_size)}/{OFFSETS}"
+
+
+def samples_path(unit_size: int) -> str:
+    """Path of a unit's row entries inside the output directory."""
+    return f"{unit_dir_name(unit_size)}/{SAMPLES}"
+
+
+@dataclass(frozen=True, slots=True)
+class Boundaries:
+    """One packed unit's rows, as read back (memory-mapped)."""
+
+    offsets: np.ndarray
+    """int64 [rows + 1]."""
+    entries: np.ndarray
+    """``ENTRY`` [samples], row after row."""
+
+    @property
+    def rows(self) -> int:
+        """Rows of the unit."""
+        return int(self.offsets.size - 1)
+
+    def row_of(self) -> np.ndarray:
+        """int64 [samples]: each entry's row."""
+        return np.repeat(np.arange(self.rows, dtype=np.int64), np.diff(self.offsets))
+
+
+def write(
+    output_path: Path,
+    unit_size: int,
+    offsets: np.ndarray,
+    sample_ids: np.ndarray,
+    starts: np.ndarray,
+    lengths: np.ndarray,
+) -> list[ShardRecord]:
+    """Write a unit's two files (fsynced) and describe them for the manifest (``samples`` is the
+    number of entries, rows + 1 for the offsets)."""
+    entries = np.empty(sample_ids.size, dtype=ENTRY)
+    entries["sample_id"] = sample_ids
+    entries["start"] = starts
+    entries["length"] = lengths
+    arrays = ((offsets_path(unit_size), offsets.astype("<i8")), (samples_path(unit_size), entries))
+    return [_written(output_path, relative, array, unit_size) for relative, array in arrays]
+
+
+def _written(output_path: Path, relative: str, array: np.ndarray, unit_size: int) -> ShardRecord:
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=False)
+    data = buffer.getbuffer()
+    with open(output_path / relative, "xb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    return ShardRecord(
+        path=relative,
+        unit_size=unit_size,
+        samples=int(array.size),
+        bytes=len(data),
+        sha256=hashlib.sha256(data).hexdigest(),
+    )
+
+
+def load(output_path: Path, unit_size: int) -> Boundaries:
+    """A unit's boundary index, memory-mapped read-only; ``ValueError`` when a file is not one
+    (wrong dtype or shape, offsets that do not start at 0, fall, or end at the entry count).
+
+    Only an ``OSError`` (a file cannot be read at all) passes through as itself.
+    """
+    offsets = _load(output_path / offsets_path(unit_size), np.dtype("<i8"))
+    entries = _load(output_path / samples_path(unit_size), ENTRY)
+    if offsets.size < 1 or offsets[0] != 0 or offsets[-1] != entries.size:
+        raise ValueError(
+            f"{offsets_path(unit_size)}: offsets must run from 0 to {entries.size} entries"
+        )
+    if (np.diff(offsets) < 0).any():
+        raise ValueError(f"{offsets_path(unit_size)}: offsets must never fall")
+    return Boundaries(offsets, entries)
+
+
+def _load(path: Path, dtype: np.dtype) -> np.ndarray:
+    try:
+        array = np.load(path, mmap_mode="r", allow_pickle=False)
+    except OSError:
+        raise
+    except Exception as err:  # noqa: BLE001 - any parse failure means "not a boundary index"
+        raise ValueError(
+            f"{path}: not a NumPy boundary index ({type(err).__name__}: {err})"
+        ) from err
+    if array.dtype != dtype or array.ndim != 1:
+        raise ValueError(f"{path}: dtype {array.dtype} shape {array.shape}, expected {dtype}")
+    return array

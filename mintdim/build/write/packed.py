@@ -1,0 +1,155 @@
+"""One packed unit while its build runs: samples kept back to back, rows made once all are known.
+
+Rows need every sample's length (``units/packing.py`` sorts them), so the samples of a packed
+unit are first appended, in input order, to a hidden file beside its shards
+(``.tokens.partial``: their ids, no PAD; ``.spans.partial``: their span records). ``finish``
+packs the lengths, writes the rows through the unit's ordinary shard writer (fixed width,
+``samples_per_shard`` rows per shard), writes the boundary index (``formats/boundaries.py``),
+removes the hidden files and gives each sample's place for ``sample_index.jsonl``.
+
+Memory: 4 bytes per sample while the build runs (its length), the packing's arrays at the end.
+The rows are made a block at a time from the memory-mapped file, so a unit of any size fits.
+A failed build leaves the hidden files inside its failed unit directory, which a resumed build
+clears with everything else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from mintdim.build.formats import boundaries
+from mintdim.build.formats import spans as spans_format
+from mintdim.build.formats.shards import ShardRecord, UnitShardWriter
+from mintdim.build.units.packing import Packing, pack, spread
+
+__all__ = ["PackedUnitWriter", "Places"]
+
+TOKENS = ".tokens.partial"
+SPANS = ".spans.partial"
+_BLOCK_SLOTS = 1 << 21
+"""Slots of the rows made at a time (4 MiB of uint16): big enough for numpy, small for memory."""
+
+
+@dataclass(frozen=True, slots=True)
+class Places:
+    """Where a packed unit's samples landed, in the order the unit received them."""
+
+    shard: np.ndarray
+    """int64: the shard number."""
+    row: np.ndarray
+    """int64: the row inside that shard."""
+    start: np.ndarray
+    """int64: the first slot inside that row."""
+
+
+class PackedUnitWriter:
+    """Receives a packed unit's samples in input order; ``finish`` writes its rows."""
+
+    def __init__(
+        self,
+        unit_path: Path,
+        unit_size: int,
+        rows_per_shard: int,
+        dtype: np.dtype,
+        pad_id: int,
+        span_width: int = 0,
+    ) -> None:
+        self.unit_path = unit_path
+        self.unit_size = unit_size
+        self.samples = 0
+        self.packing: Packing | None = None
+        self._dtype = dtype
+        self._pad_id = pad_id
+        self._span_width = span_width
+        self._shards = UnitShardWriter(unit_path, unit_size, rows_per_shard, span_width > 0)
+        self._shards.packed = True
+        self._lengths: list[np.ndarray] = []
+        self._tokens = open(unit_path / TOKENS, "xb")  # noqa: SIM115 - closed by finish/abort
+        self._spans = open(unit_path / SPANS, "xb") if span_width else None  # noqa: SIM115
+
+    def write(
+        self, tokens: np.ndarray, lengths: np.ndarray, span_rows: np.ndarray | None = None
+    ) -> None:
+        """Append samples: their ids back to back, their counts, their span records."""
+        self._tokens.write(memoryview(np.ascontiguousarray(tokens, self._dtype)).cast("B"))
+        if self._spans is not None:
+            self._spans.write(memoryview(np.ascontiguousarray(span_rows)).cast("B"))
+        self._lengths.append(np.asarray(lengths, dtype=np.int32))
+        self.samples += int(lengths.size)
+
+    def finish(self, sample_ids: np.ndarray) -> tuple[list[ShardRecord], list[ShardRecord], Places]:
+        """Pack, write the rows and the boundary index; ``sample_ids`` are the unit's samples
+        in the order received. Returns the shards, the boundary files and the places."""
+        self._close_partial()
+        lengths = np.concatenate(self._lengths) if self._lengths else np.empty(0, np.int32)
+        self.packing = packing = pack(lengths, self.unit_size)
+        if lengths.size:
+            self._write_rows(packing, lengths)
+        shards = self._shards.finish()
+        written = (
+            boundaries.write(
+                self.unit_path.parent,
+                self.unit_size,
+                packing.offsets,
+                sample_ids[packing.samples],
+                packing.starts,
+                packing.lengths,
+            )
+            if lengths.size
+            else []
+        )
+        for name in (TOKENS, SPANS):
+            (self.unit_path / name).unlink(missing_ok=True)
+        return shards, written, _places(packing, self._shards.samples_per_shard)
+
+    def _write_rows(self, packing: Packing, lengths: np.ndarray) -> None:
+        width = self.unit_size
+        tokens = np.memmap(self.unit_path / TOKENS, dtype=self._dtype, mode="r")
+        source = np.concatenate(([0], np.cumsum(lengths, dtype=np.int64)))
+        records = None
+        if self._spans is not None:
+            flat = np.fromfile(self.unit_path / SPANS, dtype=spans_format.DTYPE)
+            records = spans_format.read_records(flat, 1 + self._span_width)
+        per_block = max(1, _BLOCK_SLOTS // width)
+        offsets = packing.offsets
+        for first in range(0, packing.rows, per_block):
+            last = min(first + per_block, packing.rows)
+            lo, hi = int(offsets[first]), int(offsets[last])
+            samples = packing.samples[lo:hi]
+            sizes = packing.lengths[lo:hi]
+            rows_of = np.repeat(
+                np.arange(last - first, dtype=np.int64), np.diff(offsets[first : last + 1])
+            )
+            targets = rows_of * width + packing.starts[lo:hi]
+            rows = np.full((last - first) * width, self._pad_id, dtype=self._dtype)
+            rows[spread(targets, sizes)] = tokens[spread(source[samples], sizes)]
+            self._shards.write(
+                rows.reshape(-1, width),
+                None if records is None else records[samples],
+                np.diff(offsets[first : last + 1]),
+            )
+        del tokens
+
+    def _close_partial(self) -> None:
+        for handle in (self._tokens, self._spans):
+            if handle is not None and not handle.closed:
+                handle.flush()
+                handle.close()
+
+    def abort(self) -> None:
+        """Close the open files without finishing them (the build failed)."""
+        self._close_partial()
+        self._shards.abort()
+
+
+def _places(packing: Packing, rows_per_shard: int) -> Places:
+    """Per sample in received order: its shard, row in that shard and start in that row."""
+    row = np.empty(packing.samples.size, dtype=np.int64)
+    start = np.empty(packing.samples.size, dtype=np.int64)
+    row[packing.samples] = packing.row_of()
+    start[packing.samples] = packing.starts
+    shard, in_shard = np.divmod(row, rows_per_shard)
+    return Places(shard, in_shard, start)
