@@ -68,6 +68,14 @@ CHECKS: dict[str, Bilingual] = {
         "`index.npy` của mỗi unit có mẫu: sự tồn tại, kích thước, SHA-256, id mẫu và số token của "
         "các bản ghi",
     ),
+    "boundaries": Bilingual(
+        "each packed unit's boundary index: presence, size, SHA-256, every sample in exactly "
+        "one row, back to back from slot 0, never past the width, the rows best-fit decreasing "
+        "gives",
+        "boundary index của mỗi unit packed: sự tồn tại, kích thước, SHA-256, mỗi mẫu ở đúng "
+        "một hàng, liền nhau từ ô 0, không vượt độ rộng, đúng các hàng best-fit decreasing "
+        "cho ra",
+    ),
     "spans": Bilingual(
         "each shard's segment-span file: presence, size, SHA-256, its records",
         "file segment span của mỗi shard: sự tồn tại, kích thước, SHA-256, các bản ghi",
@@ -172,7 +180,7 @@ CODES: dict[str, Code] = {
         ),
     ),
     "missing": Code(
-        checks=("sample_index", "shards", "unit_index", "spans", "files"),
+        checks=("sample_index", "shards", "unit_index", "spans", "files", "boundaries"),
         facts=(),
         meaning=Bilingual(
             "A file the build must hold is not there (or is listed under another name than the "
@@ -186,7 +194,7 @@ CODES: dict[str, Code] = {
         ),
     ),
     "size": Code(
-        checks=("shards", "spans", "unit_index", "files"),
+        checks=("shards", "spans", "unit_index", "files", "boundaries"),
         facts=("actual", "listed"),
         meaning=Bilingual(
             "A file's size is not the one the manifest lists.",
@@ -198,7 +206,7 @@ CODES: dict[str, Code] = {
         ),
     ),
     "sha256": Code(
-        checks=("shards", "spans", "unit_index", "files", "deep"),
+        checks=("shards", "spans", "unit_index", "files", "deep", "boundaries"),
         facts=("actual", "listed"),
         meaning=Bilingual(
             "A file's SHA-256 is not the one the manifest lists (`deep`: the tokenizer file's is "
@@ -295,7 +303,7 @@ CODES: dict[str, Code] = {
         ),
     ),
     "index_line": Code(
-        checks=("sample_index", "unit_index"),
+        checks=("sample_index", "unit_index", "boundaries"),
         facts=("line", "problem"),
         meaning=Bilingual(
             "A line of the index cannot be read, or a field has the wrong form (a unit index that "
@@ -320,6 +328,50 @@ CODES: dict[str, Code] = {
         text=Bilingual(
             "line {line} (sample {sample_id}): {key} is {actual!r}, expected {expected!r}",
             "dòng {line} (mẫu {sample_id}): {key} là {actual!r}, đúng ra là {expected!r}",
+        ),
+    ),
+    "row_samples": Code(
+        checks=("boundaries",),
+        facts=("unit", "missing", "extra", "repeated"),
+        meaning=Bilingual(
+            "A packed unit's rows do not hold each of its samples (as sample_index.jsonl places "
+            "them) exactly once.",
+            "Các hàng của một unit packed không chứa mỗi mẫu của unit (theo sample_index.jsonl) "
+            "đúng một lần.",
+        ),
+        text=Bilingual(
+            "unit {unit}: samples in no row {missing}, in rows but not of this unit {extra}, "
+            "in more than one place {repeated}",
+            "unit {unit}: mẫu không ở hàng nào {missing}, ở hàng nhưng không thuộc unit này "
+            "{extra}, ở hơn một chỗ {repeated}",
+        ),
+    ),
+    "row_layout": Code(
+        checks=("boundaries",),
+        facts=("unit", "row", "problem"),
+        meaning=Bilingual(
+            "A packed row's samples are not back to back from slot 0, run past the unit's width, "
+            "or have lengths other than their token counts.",
+            "Các mẫu của một hàng packed không liền nhau từ ô 0, vượt quá độ rộng của unit, hoặc "
+            "có độ dài khác số token của chúng.",
+        ),
+        text=Bilingual(
+            "unit {unit}, row {row}: {problem}",
+            "unit {unit}, hàng {row}: {problem}",
+        ),
+    ),
+    "packing": Code(
+        checks=("boundaries",),
+        facts=("unit", "row", "algorithm"),
+        meaning=Bilingual(
+            "A packed unit's rows are not the ones its algorithm gives for its samples' token "
+            "counts.",
+            "Các hàng của một unit packed khác với các hàng mà thuật toán cho ra từ số token của "
+            "các mẫu.",
+        ),
+        text=Bilingual(
+            "unit {unit}: row {row} is the first that differs from what {algorithm} gives",
+            "unit {unit}: hàng {row} là hàng đầu tiên khác với kết quả của {algorithm}",
         ),
     ),
     "index_total": Code(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from concurrent.futures import Executor
 from pathlib import Path
 
-from mintdim.build.formats import sample_index, spans, unit_index
+from mintdim.build.formats import boundaries, sample_index, spans, unit_index
 from mintdim.build.formats.layout import AUDIT_FILES
 from mintdim.check.report import VerifyReport
 from mintdim.check.verify.manifest import Build, Shard
@@ -56,6 +56,11 @@ def _listed_files(build: Build) -> list[tuple[str, str, dict]]:
         entry = listed.get(size)
         if size in filled and entry is not None and entry.path == unit_index.index_path(size):
             files.append(("unit_index", entry.path, facts(entry)))
+    written = {boundaries.offsets_path(size) for size in filled}
+    written |= {boundaries.samples_path(size) for size in filled}
+    for entry in build.boundary_indexes:
+        if entry.path in written:  # any other is reported by the rows' check or as unlisted
+            files.append(("boundaries", entry.path, facts(entry)))
     audit = build.content["audit_files"]
     return [("files", sample_index.FILENAME, audit[sample_index.FILENAME]), *files] + [
         ("files", name, audit[name]) for name in AUDIT_FILES if name != sample_index.FILENAME

@@ -16,6 +16,7 @@ def check_unlisted(build: Build, report: VerifyReport) -> None:
     """Nothing may lie in the build that the manifest does not account for."""
     expected = {manifest.FILENAME, *AUDIT_FILES}
     listed = {entry.path for entry in [*build.shards, *build.unit_indexes]}
+    listed |= {entry.path for entry in build.boundary_indexes}
     listed |= {shard.spans.path for shard in build.shards if shard.spans is not None}
     filled = {shard.unit for shard in build.shards}
     units = {unit_dir_name(size): size for size in build.sizes}

@@ -21,6 +21,7 @@ from mintdim.build.formats import sample_index
 from mintdim.build.formats.shards import shard_path
 from mintdim.check.report import SHOWN_PER_CHECK, VerifyReport
 from mintdim.check.verify.manifest import Build
+from mintdim.check.verify.packed import Rows
 from mintdim.shared import durable
 
 __all__ = ["INDEX_BLOCK_BYTES", "Index", "IndexScan", "Lines", "check_sample_index", "parse_block"]
@@ -47,9 +48,12 @@ class Index:
     """Per listed shard: the sample id of each record, -1 if no sample points at it."""
 
 
-def check_sample_index(build: Build, report: VerifyReport, pool: Executor) -> Index:
-    """Read the index in blocks of whole lines (on ``pool``) and check whole columns at once."""
-    scan = IndexScan(build, report)
+def check_sample_index(
+    build: Build, report: VerifyReport, pool: Executor, rows: dict[int, Rows] | None = None
+) -> Index:
+    """Read the index in blocks of whole lines (on ``pool``) and check whole columns at once;
+    a packed build's samples are where its ``rows`` put them."""
+    scan = IndexScan(build, report, rows or {})
     path = build.root / sample_index.FILENAME
     if not path.is_file():
         report.add("sample_index", sample_index.FILENAME, "missing")
@@ -99,7 +103,7 @@ def parse_block(block: bytes, lines_before: int, report: VerifyReport) -> list[o
 class IndexScan:
     """Running state of the index check: where the writer puts the next sample of each unit."""
 
-    def __init__(self, build: Build, report: VerifyReport) -> None:
+    def __init__(self, build: Build, report: VerifyReport, rows: dict[int, Rows]) -> None:
         self.build = build
         self.report = report
         self.lines_seen = 0
@@ -112,8 +116,39 @@ class IndexScan:
         self.columns: dict[str, list[np.ndarray]] = {
             key: [] for key in ("token_counts", "units", "files", "lines", "hashes")
         }
-        self.record_counts = [np.full(s.samples, -1, dtype=np.int64) for s in build.shards]
-        self.record_ids = [np.full(s.samples, -1, dtype=np.int64) for s in build.shards]
+        records = [s.samples if s.rows is None else s.rows for s in build.shards]
+        self.record_counts = [np.full(n, -1, dtype=np.int64) for n in records]
+        self.record_ids = [np.full(n, -1, dtype=np.int64) for n in records]
+        self.rows_at: tuple[np.ndarray, np.ndarray] | None = None
+        """A packed build's place of each sample id: (global row, start); -1 when unknown."""
+        if build.packed:
+            self.rows_at = self._packed_rows(rows)
+
+    def _packed_rows(self, rows: dict[int, Rows]) -> tuple[np.ndarray, np.ndarray]:
+        """Each packed row's fill and first sample as its shard record's count and id; each
+        sample's row and start, by id (one that is no sample's, or twice: left out)."""
+        count = sum(own.sample_id.size for own in rows.values())
+        row_at = np.full(count, -1, dtype=np.int64)
+        start_at = np.full(count, -1, dtype=np.int64)
+        per_shard = self.build.samples_per_shard
+        for unit, size in enumerate(self.build.sizes):
+            own = rows.get(size)
+            if own is None:
+                continue
+            ids = own.sample_id
+            fine = (ids >= 0) & (ids < count)
+            row_at[ids[fine]], start_at[ids[fine]] = own.row_of()[fine], own.start[fine]
+            numbers, places = np.divmod(np.arange(own.rows), per_shard)
+            fill, firsts = own.fill(), own.first_ids()
+            for number in np.unique(numbers).tolist():
+                shard = int(self.shard_table[unit, min(number, self.shard_table.shape[1] - 1)])
+                if shard < 0:
+                    continue
+                at = numbers == number
+                keep = places[at] < self.record_counts[shard].size
+                self.record_counts[shard][places[at][keep]] = fill[at][keep]
+                self.record_ids[shard][places[at][keep]] = firsts[at][keep]
+        return row_at, start_at
 
     def _shard_table(self) -> np.ndarray:
         """Manifest position of shard ``[unit, number]`` under the writer's names, -1 if unlisted."""
@@ -133,7 +168,7 @@ class IndexScan:
         reader = getattr(self._readers, "reader", None)
         if reader is None:
             reader = self._readers.reader = sample_index.ExactReader(
-                self.build.sources, list(self.shard_of)
+                self.build.sources, list(self.shard_of), packed=self.build.packed
             )
         return reader.read_lines(*part)
 
@@ -171,7 +206,12 @@ class IndexScan:
         wrong_ids = ~columns.sample_id_ok | (columns.sample_id != expected_ids)
         for position in np.flatnonzero(wrong_ids)[:SHOWN_PER_CHECK].tolist():
             self._place(rows, first, position, "sample_id", int(expected_ids[position]))
-        self._check_places(rows, first, good, units, counts, columns.shard_path, columns.shard_row)
+        if self.rows_at is None:
+            self._check_places(
+                rows, first, good, units, counts, columns.shard_path, columns.shard_row
+            )
+        else:
+            self._check_packed_places(rows, first, good, units, columns)
         counts[~good], units[~good] = 0, 0
         values = (counts, units, columns.source_file, lines, columns.hash)
         for key, column in zip(self.columns, values, strict=True):
@@ -211,6 +251,44 @@ class IndexScan:
             in_shard = places[members]
             self.record_counts[shard][in_shard] = counts[members]
             self.record_ids[shard][in_shard] = first + np.flatnonzero(members)
+
+    def _check_packed_places(
+        self,
+        rows: Sequence[object],
+        first: int,
+        good: np.ndarray,
+        units: np.ndarray,
+        columns: sample_index.Columns,
+    ) -> None:
+        """Each good sample must name the shard, row and start its unit's rows give it."""
+        for unit in range(self.sizes.size):
+            self.placed[unit] += np.count_nonzero(good & (units == unit))
+        ids = first + np.arange(units.size)
+        row_at, start_at = self.rows_at
+        known = ids < row_at.size
+        row = np.where(known, row_at[np.minimum(ids, max(row_at.size - 1, 0))], -1)
+        start = np.where(known, start_at[np.minimum(ids, max(start_at.size - 1, 0))], -1)
+        numbers, places = np.divmod(row, self.build.samples_per_shard)
+        table = self.shard_table
+        inside = (row >= 0) & (numbers < table.shape[1])
+        wanted = np.where(inside, table[units, np.clip(numbers, 0, table.shape[1] - 1)], -1)
+        checks = (
+            ("shard_path", good & ((columns.shard_path != wanted) | (wanted < 0))),
+            ("shard_row", good & (columns.shard_row != places)),
+            (sample_index.ROW_START, good & (columns.row_start != start)),
+        )
+        for key, wrong in checks:
+            for position in np.flatnonzero(wrong)[:SHOWN_PER_CHECK].tolist():
+                if key == "shard_path":
+                    number = int(numbers[position])
+                    want = (
+                        shard_path(int(self.sizes[units[position]]), number)
+                        if row[position] >= 0
+                        else None
+                    )
+                else:
+                    want = int((places if key == "shard_row" else start)[position])
+                self._place(rows, first, position, key, want)
 
     def _fail(self, code: str, position: int, **facts: object) -> None:
         self.report.add("sample_index", sample_index.FILENAME, code, line=position + 1, **facts)

@@ -3,7 +3,7 @@ writes; what it says, in the shapes the other checks need (:class:`Build`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +26,8 @@ class Shard:
     sha256: str
     spans: Shard | None = None
     """The segment-span file beside the shard (build/formats/spans.py), when spans are stored."""
+    rows: int | None = None
+    """A packed unit's shard: its rows (``samples`` counts the samples they hold)."""
 
 
 @dataclass(slots=True)
@@ -56,6 +58,10 @@ class Build:
     """overflow_index.jsonl rows (their file's bytes are checked with the audit files)."""
     truncated: np.ndarray
     """Ids of the samples ``on_overflow="truncate"`` cut."""
+    packed: bool = False
+    """``units(pack=True)``: records are rows of whole samples (build/formats/boundaries.py)."""
+    boundary_indexes: list[Shard] = field(default_factory=list)
+    """A packed build's boundary index files, as listed."""
 
 
 def read_manifest(root: Path, report: VerifyReport) -> Build | None:
@@ -124,6 +130,8 @@ def _build(root: Path, content: dict) -> Build:
         truncated=np.array(
             [r["sample_id"] for r in overflows if r.get("action") == "truncate"], dtype=np.int64
         ),
+        packed="pack" in units,
+        boundary_indexes=_listing(content["boundary_indexes"]) if "pack" in units else [],
     )
 
 
@@ -136,6 +144,7 @@ def _listing(entries: list[dict]) -> list[Shard]:
             bytes=int(entry["bytes"]),
             sha256=str(entry["sha256"]),
             spans=_spans_entry(entry["spans"], entry) if "spans" in entry else None,
+            rows=int(entry["rows"]) if "rows" in entry else None,
         )
         for entry in entries
     ]

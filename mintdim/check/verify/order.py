@@ -29,6 +29,7 @@ from mintdim.check.verify.digests import Digests
 from mintdim.check.verify.files import check_audit_files, check_unlisted
 from mintdim.check.verify.index_scan import Index, check_sample_index
 from mintdim.check.verify.manifest import Build, read_manifest
+from mintdim.check.verify.packed import Rows, check_rows, read_rows
 from mintdim.check.verify.shards import check_shards, early_shard_checks
 from mintdim.check.verify.spans import check_spans
 from mintdim.check.verify.stats import check_stats
@@ -59,6 +60,8 @@ class Run:
     digests: Digests = field(init=False)
     early: dict[int, tuple] = field(init=False)
     """Shards checked from the start on the shards' thread (:func:`early_shard_checks`)."""
+    rows: dict[int, Rows] = field(init=False)
+    """A packed build's rows, by unit size (empty for an unpacked build)."""
     index: Index = field(init=False)
     duplicates: Future[tuple[list[list[int]], VerifyReport]] = field(init=False)
     unks: dict[int, list[int]] = field(init=False)
@@ -79,11 +82,14 @@ def _hash_files(run: Run) -> None:
 
 
 def _early_shards(run: Run) -> None:
-    run.early = early_shard_checks(run.build, run.pools.shards)
+    run.rows = read_rows(run.build, run.report)
+    run.early = {} if run.build.packed else early_shard_checks(run.build, run.pools.shards)
 
 
 def _sample_index(run: Run) -> None:
-    run.index = check_sample_index(run.build, run.report, run.pools.lines)
+    run.index = check_sample_index(run.build, run.report, run.pools.lines, run.rows)
+    if run.build.packed:
+        check_rows(run.build, run.rows, run.index.units, run.index.token_counts, run.report)
 
 
 def _duplicates(run: Run) -> None:
@@ -92,7 +98,7 @@ def _duplicates(run: Run) -> None:
 
 
 def _shards(run: Run) -> None:
-    run.unks = check_shards(run.build, run.index, run.report, run.early)
+    run.unks = check_shards(run.build, run.index, run.report, run.early, run.rows)
 
 
 def _unk_index(run: Run) -> None:
@@ -101,19 +107,19 @@ def _unk_index(run: Run) -> None:
 
 def _stats(run: Run) -> None:
     groups, duplicates_part = run.duplicates.result()
-    check_stats(run.build, run.index, run.unks, groups, run.report)
+    check_stats(run.build, run.index, run.unks, groups, run.report, run.rows)
     run.report.absorb(duplicates_part)
 
 
 STEPS: tuple[Step, ...] = (
     Step("hash every listed file (beside)", _hash_files),
-    Step("shard records by the unit indexes (beside)", _early_shards),
-    Step("sample_index.jsonl (its lines read beside)", _sample_index),
+    Step("packed rows; shard records by the unit indexes (beside)", _early_shards),
+    Step("sample_index.jsonl (its lines read beside); packed rows", _sample_index),
     Step("duplicate groups, duplicate_index (beside)", _duplicates),
     Step("shard entries, records left", _shards),
     Step("unk_index.jsonl (beside)", _unk_index),
     Step("unit indexes", lambda run: check_unit_indexes(run.build, run.index, run.report)),
-    Step("spans", lambda run: check_spans(run.build, run.index, run.report)),
+    Step("spans", lambda run: check_spans(run.build, run.index, run.report, run.rows)),
     Step(
         "overflow_index.jsonl", lambda run: check_overflow_index(run.build, run.index, run.report)
     ),

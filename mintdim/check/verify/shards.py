@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Executor
 
 import numpy as np
@@ -15,6 +15,7 @@ from mintdim.build.formats.shards import shard_path
 from mintdim.check.report import SHOWN_PER_CHECK, VerifyReport
 from mintdim.check.verify.index_scan import Index
 from mintdim.check.verify.manifest import Build, Shard
+from mintdim.check.verify.packed import Rows
 from mintdim.shared import durable
 
 __all__ = ["check_records", "check_shard", "check_shards", "early_shard_checks"]
@@ -27,44 +28,62 @@ _buffers = threading.local()
 
 
 def check_shards(
-    build: Build, index: Index, report: VerifyReport, early: dict[int, tuple]
+    build: Build,
+    index: Index,
+    report: VerifyReport,
+    early: dict[int, tuple],
+    rows: dict[int, Rows] | None = None,
 ) -> dict[int, list[int]]:
     """Check each listed shard; return the UNK positions found, by sample id. A shard checked
     early (:func:`early_shard_checks`) with the token counts and sample ids the index gives
-    keeps those findings; any other is checked now."""
+    keeps those findings; any other is checked now. A packed build's records are its ``rows``'
+    (a row's count is its fill; an UNK id is placed in the sample holding it)."""
     unks: dict[int, list[int]] = {}
-    for position, shard in _present_shards(build, index, report):
+    for position, shard in _present_shards(build, index, report, rows or {}):
         counts, ids = index.record_counts[position], index.record_ids[position]
         future, early_counts, early_ids = early.get(position, (None, None, None))
         same = future is not None and np.array_equal(early_counts, counts)
         if same and np.array_equal(early_ids, ids):
             found, part = future.result()
         else:
-            found, part = check_shard(build, shard, counts, ids)
+            locate = _locate(build, shard, rows or {}) if build.packed else None
+            found, part = check_shard(build, shard, counts, ids, locate)
         unks.update(found)
         report.absorb(part)
     return unks
 
 
-def _present_shards(build: Build, index: Index, report: VerifyReport) -> Iterator[tuple]:
+def _present_shards(
+    build: Build, index: Index, report: VerifyReport, rows: dict[int, Rows]
+) -> Iterator[tuple]:
     """Each listed shard's entry checked against the writer's rolling of shards; yields the
     (manifest position, shard) of each whose file is there."""
     numbers = dict.fromkeys(build.sizes, 0)
-    per_unit = np.bincount(index.units, minlength=len(build.sizes))
+    if build.packed:
+        per_unit = np.array([rows[size].rows if size in rows else 0 for size in build.sizes])
+    else:
+        per_unit = np.bincount(index.units, minlength=len(build.sizes))
     remaining = dict(zip(build.sizes, per_unit.tolist(), strict=True))
     for position, shard in enumerate(build.shards):
         width = shard.unit
         record_bytes = width * build.dtype.itemsize
         number = numbers.get(width, 0)
         numbers[width] = number + 1
-        expected_samples = min(build.samples_per_shard, remaining.get(width, 0))
-        remaining[width] = remaining.get(width, 0) - expected_samples
+        expected_records = min(build.samples_per_shard, remaining.get(width, 0))
+        remaining[width] = remaining.get(width, 0) - expected_records
         expected_path = shard_path(width, number)
+        expected_samples, records = expected_records, shard.samples
+        if build.packed:  # rows, and the samples they hold
+            expected_samples = _held(
+                rows.get(width), number * build.samples_per_shard, expected_records
+            )
+            records = -1 if shard.rows is None else shard.rows
         if (
             width not in build.sizes
             or shard.path != expected_path
             or shard.samples != expected_samples
-            or shard.bytes != shard.samples * record_bytes
+            or records != expected_records
+            or shard.bytes != records * record_bytes
         ):
             report.add(
                 "shards",
@@ -73,7 +92,7 @@ def _present_shards(build: Build, index: Index, report: VerifyReport) -> Iterato
                 position=position,
                 expected=expected_path,
                 samples=expected_samples,
-                records_bytes=expected_samples * record_bytes,
+                records_bytes=expected_records * record_bytes,
             )
         report.shards += 1
         report.shard_bytes += shard.bytes
@@ -81,6 +100,46 @@ def _present_shards(build: Build, index: Index, report: VerifyReport) -> Iterato
             report.add("shards", shard.path, "missing")
             continue
         yield position, shard
+
+
+def _held(own: Rows | None, first_row: int, count: int) -> int:
+    """Samples held by ``count`` rows of a packed unit from ``first_row``."""
+    if own is None or first_row + count >= own.offsets.size:
+        return 0
+    return int(own.offsets[first_row + count] - own.offsets[first_row])
+
+
+def _locate(build: Build, shard: Shard, rows: dict[int, Rows]) -> Callable | None:
+    """For a packed shard: ``(rows, slots) -> (sample ids, positions in them, their counts)``."""
+    own = rows.get(shard.unit)
+    number = _writer_number(shard)
+    if own is None or number is None:
+        return None
+    offsets = own.offsets
+    first_row = number * build.samples_per_shard
+
+    def locate(at_rows: np.ndarray, slots: np.ndarray) -> tuple[np.ndarray, ...]:
+        row = first_row + at_rows
+        lo, hi = offsets[row], offsets[row + 1]
+        # The entry of the row whose start is the last at or before the slot.
+        ends = own.start + own.length
+        entry = lo + np.array(
+            [
+                np.searchsorted(own.start[a:b], s, "right") - 1
+                for a, b, s in zip(lo, hi, slots, strict=True)
+            ],
+            dtype=np.int64,
+        )
+        inside = (entry >= lo) & (slots < ends[np.maximum(entry, 0)])
+        entry = np.where(inside, entry, -1)
+        safe = np.maximum(entry, 0)
+        return (
+            np.where(inside, own.sample_id[safe], -1),
+            slots - own.start[safe],
+            np.where(inside, own.length[safe], -1),
+        )
+
+    return locate
 
 
 def early_shard_checks(build: Build, pool: Executor) -> dict[int, tuple]:
@@ -123,10 +182,15 @@ def _writer_number(shard: Shard) -> int | None:
 
 
 def check_shard(
-    build: Build, shard: Shard, counts: np.ndarray, ids: np.ndarray
+    build: Build,
+    shard: Shard,
+    counts: np.ndarray,
+    ids: np.ndarray,
+    locate: Callable | None = None,
 ) -> tuple[dict[int, list[int]], VerifyReport]:
     """Check one shard's records, given the token count and sample id of each (any thread):
-    the UNK positions found and a report of its own, for the caller to take in order."""
+    the UNK positions found and a report of its own, for the caller to take in order.
+    ``locate``: a packed shard's (:func:`_locate`)."""
     record_bytes = shard.unit * build.dtype.itemsize
     step = max(1, _READ_BYTES // record_bytes)
     # Read into this thread's buffer, reused: fresh pages would cost a fault each.
@@ -146,7 +210,10 @@ def check_shard(
         ):
             records = buffer[: whole * record_bytes].view(build.dtype).reshape(whole, shard.unit)
             rows = slice(first, first + whole)
-            check_records(build, shard.path, records, (counts[rows], ids[rows]), first, unks, part)
+            placed = None if locate is None else _shifted(locate, first)
+            check_records(
+                build, shard.path, records, (counts[rows], ids[rows]), first, unks, part, placed
+            )
             first += whole
     return unks, part
 
@@ -159,8 +226,10 @@ def check_records(
     first_row: int,
     unks: dict[int, list[int]],
     report: VerifyReport,
+    locate: Callable | None = None,
 ) -> None:
-    """PAD after each record's tokens, ids inside the vocabulary, and where UNK ids are.
+    """PAD after each record's tokens, ids inside the vocabulary, and where UNK ids are (in a
+    packed row, ``locate`` says in which sample and where in it).
 
     ``samples``: the token count and sample id of each record, from the index. The extremes of
     each record's tokens and tail prove the common case in two read-only passes; the slots at
@@ -195,16 +264,25 @@ def check_records(
     rows = maybe[hit_rows]
     listed = counts[rows]
     hits = (slots_hit < listed) | (listed < 0)
+    rows, slots_hit = rows[hits], slots_hit[hits]
+    owners = ids[rows]
+    if locate is not None and rows.size:
+        owners, slots_hit, listed = locate(rows, slots_hit)
+        kept = owners >= 0
+        owners, slots_hit, listed = owners[kept], slots_hit[kept], listed[kept]
+    else:
+        listed = counts[rows]
     if build.eos_is_unk:
         # The appended EOS is not field text, unless truncation cut it off the record.
-        hits &= ~((slots_hit == listed - 1) & ~np.isin(ids[rows], build.truncated))
-    rows, slots_hit = rows[hits], slots_hit[hits].tolist()
+        eos = (slots_hit == listed - 1) & ~np.isin(owners, build.truncated)
+        owners, slots_hit = owners[~eos], slots_hit[~eos]
+    slots_hit = slots_hit.tolist()
     if not slots_hit:
         return
-    # Hits come record by record: cut the slot list where the record changes.
-    cuts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]]).tolist()
+    # Hits come sample by sample: cut the slot list where the sample changes.
+    cuts = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]]).tolist()
     stops = [*cuts[1:], len(slots_hit)]
-    for sample_id, start, stop in zip(ids[rows[cuts]].tolist(), cuts, stops, strict=True):
+    for sample_id, start, stop in zip(owners[cuts].tolist(), cuts, stops, strict=True):
         unks[sample_id] = slots_hit[start:stop]
 
 
@@ -257,3 +335,8 @@ def _slot_failures(
             token_count=int(counts[row]),
             **facts,
         )
+
+
+def _shifted(locate: Callable, first: int) -> Callable:
+    """``locate`` for a block whose first record is row ``first`` of its shard."""
+    return lambda rows, slots: locate(rows + first, slots)

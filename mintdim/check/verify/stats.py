@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import orjson
 
 from mintdim.build.formats import histogram, stats
 from mintdim.check.report import VerifyReport
 from mintdim.check.verify.index_scan import Index
 from mintdim.check.verify.manifest import Build
+from mintdim.check.verify.packed import Rows, packing_stats
 from mintdim.shared import durable
 
 __all__ = ["check_stats"]
@@ -22,8 +24,10 @@ def check_stats(
     unks: dict[int, list[int]],
     groups: list[list[int]],
     report: VerifyReport,
+    rows: dict[int, Rows] | None = None,
 ) -> None:
-    """Recount stats.json from the index, the shards' UNK ids and the duplicate groups."""
+    """Recount stats.json from the index, the shards' UNK ids and the duplicate groups (and a
+    packed build's ``rows``)."""
     actual = _read_json(build.root / stats.FILENAME, report, "stats")
     if actual is None:
         return
@@ -47,6 +51,15 @@ def check_stats(
         samples_with_unk=len(unks),
         shard_count=len(build.shards),
         shard_bytes=sum(shard.bytes for shard in build.shards),
+        packing=(
+            packing_stats(
+                build,
+                rows or {},
+                np.bincount(index.units, index.token_counts, len(build.sizes)).astype(np.int64),
+            )
+            if build.packed
+            else None
+        ),
     )
     for key in sorted(set(expected) | set(actual)):
         if actual.get(key) != expected.get(key):

@@ -13,7 +13,8 @@ __all__ = ["check_unit_indexes"]
 
 
 def check_unit_indexes(build: Build, index: Index, report: VerifyReport) -> None:
-    """Each filled unit's index.npy lists its records' sample ids and token counts, in order."""
+    """Each filled unit's index.npy lists its records' sample ids and token counts, in order (a
+    packed unit's: its samples in id order)."""
     listed = {entry.unit: entry for entry in build.unit_indexes}
     for size in build.sizes:
         positions = [p for p, shard in enumerate(build.shards) if shard.unit == size]
@@ -33,8 +34,8 @@ def check_unit_indexes(build: Build, index: Index, report: VerifyReport) -> None
         except (ValueError, OSError) as err:
             report.add("unit_index", relative, "index_line", line=1, problem=str(err))
             continue
-        for key, column in (("sample_id", index.record_ids), ("token_count", index.record_counts)):
-            want = np.concatenate([column[p] for p in positions])
+        wanted = _packed(build, index, size) if build.packed else _records(index, positions)
+        for key, want in zip(("sample_id", "token_count"), wanted, strict=True):
             got = np.asarray(entries[key], dtype=np.int64)
             if got.shape != want.shape:
                 report.add(
@@ -50,3 +51,17 @@ def check_unit_indexes(build: Build, index: Index, report: VerifyReport) -> None
                     actual=f"{key} {got[record]}",
                     expected=f"{key} {want[record]}",
                 )
+
+
+def _records(index: Index, positions: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """A unit's sample ids and token counts, record after record of its shards."""
+    return tuple(
+        np.concatenate([column[p] for p in positions])
+        for column in (index.record_ids, index.record_counts)
+    )
+
+
+def _packed(build: Build, index: Index, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """A packed unit's samples and token counts in id order (the order the unit received them)."""
+    ids = np.flatnonzero(index.units == build.sizes.index(size))
+    return ids, index.token_counts[ids]
