@@ -508,6 +508,20 @@ CODES: dict[str, Code] = {
             "dòng {line} là một mẫu, nhưng sample_index.jsonl không còn dòng nào",
         ),
     ),
+    "deep_rows": Code(
+        checks=("deep",),
+        facts=("unit", "algorithm"),
+        meaning=Bilingual(
+            "A packed unit's rows are not the ones its algorithm gives for the token counts "
+            "derived again from the inputs.",
+            "Các hàng của một unit packed khác với các hàng mà thuật toán cho ra từ số token "
+            "được tính lại từ input.",
+        ),
+        text=Bilingual(
+            "unit {unit}: the rows differ from what {algorithm} gives for the inputs' samples",
+            "unit {unit}: các hàng khác với kết quả {algorithm} cho các mẫu của input",
+        ),
+    ),
     "deep_extra": Code(
         checks=("deep",),
         facts=(),

@@ -43,9 +43,10 @@ import numpy as np
 import orjson
 
 from mintdim.build.contracts import FilePlan
-from mintdim.build.formats import manifest, stats
+from mintdim.build.formats import boundaries, manifest, stats
 from mintdim.build.source import Batch, InputFingerprint, Source, open_source
 from mintdim.build.tokenizer import Encoder, load_encoder
+from mintdim.build.units.packing import ALGORITHM, pack
 from mintdim.check.report import VerifyReport
 from mintdim.errors import MintDimError, WorkerError
 from mintdim.read.reader import UnitBuild, open_build
@@ -95,6 +96,8 @@ def deep_check(root: Path, content: dict, report: VerifyReport, workers: int | N
             return
     if next(rows, None) is not None:
         report.add("deep", "sample_index.jsonl", "deep_extra")
+    if build.packed:
+        _check_rows(build, reference.counted, report)
     expected_blank = _stats_blank_lines(root)
     if expected_blank != blank_lines:
         report.add(
@@ -136,6 +139,8 @@ class _Reference:
         self.planned = np.asarray(units["planned_sizes"], dtype=np.int64)
         self.align = int((units.get("planned") or {}).get("align", 1))
         self.extended: list[int] = []
+        self.counted: list[tuple[int, int]] = []
+        """``(unit, tokens stored)`` of every sample derived, in sample id order."""
 
     def ids(self, plan: FilePlan, text: str, values: tuple[str, ...]) -> list[int]:
         """The sample's ids before any overflow policy."""
@@ -332,6 +337,7 @@ def _check_file(
                 report.add("deep", plan.path, "deep_missing", line=line)
                 return blank_lines
             stored, unit = placed
+            reference.counted.append((unit, stored))
             expected = (digest, stored, unit, line)
             _check_sample(plan, expected, row, ids[start : start + stored], build, report)
         if derived.error is not None:
@@ -373,7 +379,10 @@ def _check_sample(
         "source_line": line,
     }
     wrong = [key for key, value in wanted.items() if row.get(key) != value]
-    if not wrong:
+    if not wrong and build.packed:  # the row's PAD is the plain check's: after its last sample
+        if np.array_equal(build.tokens(row), ids):
+            return
+    elif not wrong:
         record = build.record(row)
         if np.array_equal(record[:stored], ids) and not (record[stored:] != build.pad_id).any():
             return
@@ -386,6 +395,25 @@ def _check_sample(
         line=line,
         keys=", ".join(wrong) or "tokens",
     )
+
+
+def _check_rows(build: UnitBuild, counted: list[tuple[int, int]], report: VerifyReport) -> None:
+    """Each packed unit's rows packed again from the derived token counts, and compared."""
+    pairs = np.array(counted, dtype=np.int64).reshape(-1, 2)
+    for size in build.units:
+        members = np.flatnonzero(pairs[:, 0] == size)
+        packed = pack(pairs[members, 1], size)
+        bounds = build.boundaries(size)
+        entries = bounds.entries
+        if (
+            np.array_equal(packed.offsets, bounds.offsets)
+            and np.array_equal(members[packed.samples], entries["sample_id"])
+            and np.array_equal(packed.starts, entries["start"])
+        ):
+            continue
+        report.add(
+            "deep", boundaries.samples_path(size), "deep_rows", unit=size, algorithm=ALGORITHM
+        )
 
 
 def _stats_blank_lines(root: Path) -> object:

@@ -25,6 +25,7 @@ __all__ = [
     "GroupsMismatchError",
     "JoinsLineError",
     "OutputNotFreshError",
+    "PackedSplitError",
     "SplitDamagedError",
     "SplitDirectoryError",
     "SplitOptionError",
@@ -503,6 +504,41 @@ class GroupsMismatchError(MintDimError, ValueError):
                 "split with the groups made from this build (mintdim group BUILD --out GROUPS)",
                 "hãy phân chia với các nhóm được tạo từ chính bản build này "
                 "(mintdim group BUILD --out GROUPS)",
+            ),
+        )
+
+
+class PackedSplitError(MintDimError, ValueError):
+    """Raised when ``split`` is given a packed build: its copies are written record by record,
+    and a packed row holds several samples that the split may send to different builds."""
+
+    build: str
+
+    summary = Bilingual(
+        "A packed build cannot be split.", "Không thể phân chia một bản build packed."
+    )
+    examples = ({"build": "./artifacts/units-packed"},)
+
+    def _sections(self) -> Iterator[Any]:
+        yield _H_BUILD, self.build
+        yield (
+            _H.PROBLEM,
+            Bilingual(
+                "its rows hold several samples each (units.pack), and a split copies whole "
+                "records: a row's samples may belong to different splits",
+                "mỗi hàng của nó chứa nhiều mẫu (units.pack), còn phân chia sao chép nguyên "
+                "bản ghi: các mẫu của một hàng có thể thuộc các phần khác nhau",
+            ),
+        )
+        yield (
+            _H.FIX,
+            Bilingual(
+                "group and split an unpacked build of the same inputs (units.pack=false); "
+                "decide the split there, then pack each split's input files in builds of "
+                "their own",
+                "hãy nhóm và phân chia một bản build không packed của cùng input "
+                "(units.pack=false); quyết định phân chia ở đó, rồi pack input của từng phần "
+                "trong bản build riêng",
             ),
         )
 

@@ -329,6 +329,14 @@ class UnitsConfig:
             "units=auto units.count=null units.unit_cost=100000",
         ),
     )
+    pack: bool = field(
+        default=False,
+        metadata=_help(
+            "pack several whole samples into each row of a unit (docs/packing.md)",
+            "xếp nhiều mẫu nguyên vẹn vào mỗi hàng của một unit (docs/packing.md)",
+            "units=small units.pack=true",
+        ),
+    )
 
 
 @dataclass

@@ -41,6 +41,13 @@ BUILT = Bilingual(
     "{size} trên đĩa",
 )
 
+PACKED = Bilingual(
+    en="packed {path}: {rows:,} rows of units {sizes}, the fewest any packing could use: "
+    "{lower_bound:,} ({algorithm})",
+    vi="đã pack {path}: {rows:,} hàng của unit {sizes}, ít nhất mà mọi cách pack cần: "
+    "{lower_bound:,} ({algorithm})",
+)
+
 _TITLE = Bilingual(en="# MintDim sweep summary", vi="# Tổng kết sweep MintDim")
 _COUNTS = Bilingual(
     en="{total} jobs ({state}): {completed} completed, {failed} failed. Ranked from least padding.",
@@ -91,6 +98,7 @@ def build_summary(result: Any) -> dict[str, Any]:
                 "bytes_on_disk": dir_bytes(out.path),
                 "samples_with_unk": stats["samples_with_unk"],
                 "duplicate_samples": stats["duplicate_samples"],
+                **({"packing": stats["packing"]} if "packing" in stats else {}),
             }
         )
     totals = {key: sum(o[key] for o in outputs) for key in _TOTALS}
@@ -104,6 +112,17 @@ def show_built(summary: dict[str, Any]) -> None:
     """Log one ``built <dir>: ...`` line per output directory of a build summary."""
     for out in summary["outputs"]:
         show(_log, BUILT, size=human_bytes(out["bytes_on_disk"]), **out)
+        packing = out.get("packing")
+        if packing:
+            show(
+                _log,
+                PACKED,
+                path=out["path"],
+                rows=sum(packing["rows"].values()),
+                sizes=", ".join(packing["rows"]),
+                lower_bound=sum(packing["lower_bound_rows"].values()),
+                algorithm=packing["algorithm"],
+            )
 
 
 def error_headline(message: str) -> str:

@@ -62,7 +62,7 @@ _PARITY_DEFAULTS = asdict(ParityGuard())
 BUILD_KEYS = {
     "source": ("files", "fields", "templates", "max_line_bytes", "kind"),
     "tokenizer": ("type", "path", *TOKENIZER_OPTIONS),
-    "units": ("sizes", "build_batch", "count", "align", "max_size", "cost", "unit_cost"),
+    "units": ("sizes", "build_batch", "count", "align", "max_size", "cost", "unit_cost", "pack"),
     "output": ("dir", "samples_per_shard"),
 }
 """Every config key that reaches the fluent API, by group."""

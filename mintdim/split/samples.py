@@ -126,7 +126,7 @@ def _read_index(
     """The index's columns, read in blocks of whole lines (straight from their bytes when they
     have the writer's exact form), hashed as read and compared with the manifest's digest."""
     path = root / sample_index.FILENAME
-    reader = sample_index.ExactReader(sources, shards)
+    reader = sample_index.ExactReader(sources, shards, packed="pack" in content["units"])
     source_of = {name: i for i, name in enumerate(sources)}
     shard_of = {name: i for i, name in enumerate(shards)}
     digest, size, parts, rest = hashlib.sha256(), 0, [], b""

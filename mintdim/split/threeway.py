@@ -38,6 +38,7 @@ from mintdim.build.formats import manifest as build_manifest
 from mintdim.build.formats.layout import AUDIT_FILES
 from mintdim.errors import (
     GroupsMismatchError,
+    PackedSplitError,
     SplitDirectoryError,
     SplitOptionError,
     SplitRatioError,
@@ -94,6 +95,8 @@ def split(
     """
     shares, overrides = split_settings(seed, ratios, stratify, ratios_by_stratum, window, workers)
     samples = read_build(build)
+    if "pack" in samples.manifest["units"]:
+        raise PackedSplitError(build=samples.shown)
     groups_path, groups_manifest, groups_raw = _groups_directory(groups, samples)
     group_of = read_groups(groups_path, os.fspath(groups), samples.shown, samples.count)
     edges = read_joins(groups_path)
