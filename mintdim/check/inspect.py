@@ -12,6 +12,7 @@ import orjson
 
 from mintdim.build.contracts import TokenizerSpec
 from mintdim.build.formats import sample_index, stats
+from mintdim.build.formats.shards import shard_path
 from mintdim.build.tokenizer import load_encoder
 from mintdim.errors import MintDimError
 from mintdim.paths import resolve
@@ -19,7 +20,7 @@ from mintdim.read.reader import UnitBuild
 from mintdim.shared.human import human_bytes
 from mintdim.shared.lang import Bilingual
 
-__all__ = ["sample", "summary"]
+__all__ = ["packed_row", "sample", "summary"]
 
 _BAR_WIDTH = 40
 _SHOWN_IDS = 32
@@ -39,11 +40,39 @@ _T = {
         "shards       {shards:,} ({size}), {per_shard:,} samples per shard",
         "shard        {shards:,} ({size}), {per_shard:,} mẫu mỗi shard",
     ),
+    "packed_shards": Bilingual(
+        "shards       {shards:,} ({size}), {per_shard:,} rows per shard",
+        "shard        {shards:,} ({size}), {per_shard:,} hàng mỗi shard",
+    ),
     "audit": Bilingual(
         "audit        {groups:,} duplicate groups ({duplicates:,} samples), {unk:,} samples with "
         "UNK, {blank:,} blank lines skipped",
         "kiểm tra     {groups:,} nhóm trùng lặp ({duplicates:,} mẫu), {unk:,} mẫu có UNK, "
         "bỏ qua {blank:,} dòng trống",
+    ),
+    "packed": Bilingual(
+        "packed       {rows:,} rows, the fewest any packing could use: {bound:,} ({algorithm})",
+        "packed       {rows:,} hàng, ít nhất mà mọi cách pack cần: {bound:,} ({algorithm})",
+    ),
+    "packed_header": Bilingual(
+        "unit | samples | rows | tokens | padding | shards | bytes",
+        "unit | mẫu | hàng | token | padding | shard | byte",
+    ),
+    "packed_place": Bilingual(
+        "place        {shard} row {row} from slot {start} (unit {unit}: {count} tokens; the row "
+        "holds {held} samples, then {pad} PAD)",
+        "vị trí       {shard} hàng {row} từ ô {start} (unit {unit}: {count} token; hàng này "
+        "chứa {held} mẫu, rồi {pad} PAD)",
+    ),
+    "row": Bilingual(
+        "unit {unit}, row {row} ({shard} row {shard_row}): {held} samples, {tokens:,} tokens, "
+        "{pad:,} PAD",
+        "unit {unit}, hàng {row} ({shard} hàng {shard_row}): {held} mẫu, {tokens:,} token, "
+        "{pad:,} PAD",
+    ),
+    "row_sample": Bilingual(
+        "  slots {start} to {stop}: sample {sample_id} ({file}:{line})",
+        "  ô {start} đến {stop}: mẫu {sample_id} ({file}:{line})",
     ),
     "header": Bilingual(
         "unit | samples | tokens | padding | shards | bytes",
@@ -94,7 +123,7 @@ def summary(directory: str, build: UnitBuild) -> Iterator[str]:
         slots=totals["total_slots"],
         ratio=totals["padding_ratio"],
     )
-    yield _T["shards"].render(
+    yield _T["packed_shards" if build.packed else "shards"].render(
         shards=totals["shard_count"],
         size=human_bytes(totals["shard_bytes"]),
         per_shard=build.samples_per_shard,
@@ -105,16 +134,25 @@ def summary(directory: str, build: UnitBuild) -> Iterator[str]:
         unk=totals["samples_with_unk"],
         blank=totals["blank_lines"],
     )
+    packing = totals.get("packing")
+    if packing:
+        yield _T["packed"].render(
+            rows=sum(packing["rows"].values()),
+            bound=sum(packing["lower_bound_rows"].values()),
+            algorithm=f"{packing['algorithm']} v{packing['version']}",
+        )
     rows = _unit_rows(build)
+    header = _T["packed_header" if build.packed else "header"].render().split(" | ")
     yield ""
-    yield _table(_T["header"].render().split(" | "), rows)
+    yield _table(header, rows)
     yield ""
     yield _T["chart"].render()
     yield _chart({row[0]: int(row[1].replace(",", "")) for row in rows})
 
 
 def _unit_rows(build: UnitBuild) -> list[list[str]]:
-    """Per unit: size, samples, tokens, padding (ratio), shards, bytes."""
+    """Per unit: size, samples, (a packed build's rows,) tokens, padding (ratio), shards,
+    bytes."""
     shards: dict[int, list[dict]] = {}
     for entry in build.manifest["shards"]:
         shards.setdefault(entry["unit_size"], []).append(entry)
@@ -122,12 +160,14 @@ def _unit_rows(build: UnitBuild) -> list[list[str]]:
     for size, samples in build.units.items():
         _, counts = build.unit_columns(size)
         tokens = int(counts.sum())
-        slots = samples * size
+        records = build.records()[size]
+        slots = records * size
         pad = slots - tokens
         rows.append(
             [
                 str(size),
                 f"{samples:,}",
+                *([f"{records:,}"] if build.packed else []),
                 f"{tokens:,}",
                 f"{pad:,} ({pad / slots:.1%})" if slots else "0",
                 str(len(shards.get(size, []))),
@@ -170,13 +210,28 @@ def sample(build: UnitBuild, sample_id: int) -> Iterator[str]:
     # A Parquet input's records are rows: "row 13", never "d.parquet:13" (a line).
     text = _T["source_row" if listed.get("format") == "parquet" else "source"]
     yield text.render(file=row["source_file"], line=row["source_line"])
-    yield _T["place"].render(
-        shard=row["shard_path"],
-        row=row["shard_row"],
-        unit=row["unit_size"],
-        count=row["token_count"],
-        pad=row["unit_size"] - row["token_count"],
-    )
+    if build.packed:
+        number = int(row["shard_path"].rpartition("_")[2].removesuffix(".bin"))
+        held = build.row_samples(
+            row["unit_size"], number * build.samples_per_shard + row["shard_row"]
+        )
+        yield _T["packed_place"].render(
+            shard=row["shard_path"],
+            row=row["shard_row"],
+            start=row[sample_index.ROW_START],
+            unit=row["unit_size"],
+            count=row["token_count"],
+            held=len(held),
+            pad=row["unit_size"] - int(held["length"].sum()),
+        )
+    else:
+        yield _T["place"].render(
+            shard=row["shard_path"],
+            row=row["shard_row"],
+            unit=row["unit_size"],
+            count=row["token_count"],
+            pad=row["unit_size"] - row["token_count"],
+        )
     yield _T["hash"].render(hash=row["hash"])
     if build.sequence_names() is not None:
         yield _T["segments"].render()
@@ -189,6 +244,37 @@ def sample(build: UnitBuild, sample_id: int) -> Iterator[str]:
     yield ""
     yield _T["text"].render() + ":"
     yield _decoded(build, tokens)
+
+
+def packed_row(build: UnitBuild, unit_size: int, row: int) -> Iterator[str]:
+    """The lines of ``mintdim inspect DIR --row UNIT ROW``: a packed row and its samples."""
+    held = build.row_samples(unit_size, row)
+    number, in_shard = divmod(row, build.samples_per_shard)
+    tokens = int(held["length"].sum())
+    yield _T["row"].render(
+        unit=unit_size,
+        row=row,
+        shard=shard_path(unit_size, number),
+        shard_row=in_shard,
+        held=len(held),
+        tokens=tokens,
+        pad=unit_size - tokens,
+    )
+    wanted = set(held["sample_id"].tolist())
+    places = {}
+    with open(build.path / sample_index.FILENAME, "rb") as handle:
+        for sample_id, line in enumerate(handle):
+            if sample_id in wanted:
+                places[sample_id] = orjson.loads(line)
+    for sample_id, start, length in held.tolist():
+        source = places[sample_id]
+        yield _T["row_sample"].render(
+            start=start,
+            stop=start + length,
+            sample_id=sample_id,
+            file=source["source_file"],
+            line=source["source_line"],
+        )
 
 
 def _decoded(build: UnitBuild, tokens: list[int]) -> str:
