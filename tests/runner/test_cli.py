@@ -309,7 +309,7 @@ def test_cfg_job_help_and_info_work_as_in_any_hydra_app(tmp_path) -> None:
     help_ = run_cli("--help", cwd=tmp_path)
     assert help_.returncode == 0, help_.stderr
     assert help_.stdout.startswith("== mintdim ==")
-    assert "units: auto, fixed, large, medium, small, spec" in help_.stdout
+    assert "units: auto, fixed, large, medium, packed, small, spec" in help_.stdout
     assert "source: alpaca, demo, jsonl, mapped, parquet, prompt_response, qa" in help_.stdout
     assert "--hydra-help" in help_.stdout
     assert "Tạo các shard token" in help_.stdout and "MINTDIM_LANG=vi" in help_.stdout

@@ -245,7 +245,7 @@ def test_unknown_group_option_lists_the_valid_ones(compose_cfg) -> None:
 def test_unknown_key_fails_and_the_hint_lists_valid_keys(compose_cfg) -> None:
     with pytest.raises(ConfigCompositionException, match="Could not override 'units.foo'") as info:
         compose_cfg("units.foo=1")
-    keys = "sizes, build_batch, count, align, max_size, cost, unit_cost"
+    keys = "sizes, build_batch, count, align, max_size, cost, unit_cost, pack"
     assert hint_lines(info.value, "en") == [f"MintDim: Valid keys in units: {keys}"]
     assert hint_lines(info.value, "vi") == [f"MintDim: Các key hợp lệ trong units: {keys}"]
 
@@ -287,7 +287,16 @@ def test_force_added_key_is_rejected_by_the_runner(compose_cfg) -> None:
     with pytest.raises(UnknownConfigKeyError) as info:
         check_known_keys(cfg)
     assert info.value.unknown == {
-        "units.foo": ["sizes", "build_batch", "count", "align", "max_size", "cost", "unit_cost"],
+        "units.foo": [
+            "sizes",
+            "build_batch",
+            "count",
+            "align",
+            "max_size",
+            "cost",
+            "unit_cost",
+            "pack",
+        ],
         "extra": [
             "source",
             "tokenizer",

@@ -53,7 +53,7 @@ def check_sample_index(
 ) -> Index:
     """Read the index in blocks of whole lines (on ``pool``) and check whole columns at once;
     a packed build's samples are where its ``rows`` put them."""
-    scan = IndexScan(build, report, rows or {})
+    scan = IndexScan(build, report, rows)
     path = build.root / sample_index.FILENAME
     if not path.is_file():
         report.add("sample_index", sample_index.FILENAME, "missing")
@@ -103,7 +103,9 @@ def parse_block(block: bytes, lines_before: int, report: VerifyReport) -> list[o
 class IndexScan:
     """Running state of the index check: where the writer puts the next sample of each unit."""
 
-    def __init__(self, build: Build, report: VerifyReport, rows: dict[int, Rows]) -> None:
+    def __init__(
+        self, build: Build, report: VerifyReport, rows: dict[int, Rows] | None = None
+    ) -> None:
         self.build = build
         self.report = report
         self.lines_seen = 0
@@ -122,7 +124,7 @@ class IndexScan:
         self.rows_at: tuple[np.ndarray, np.ndarray] | None = None
         """A packed build's place of each sample id: (global row, start); -1 when unknown."""
         if build.packed:
-            self.rows_at = self._packed_rows(rows)
+            self.rows_at = self._packed_rows(rows or {})
 
     def _packed_rows(self, rows: dict[int, Rows]) -> tuple[np.ndarray, np.ndarray]:
         """Each packed row's fill and first sample as its shard record's count and id; each
