@@ -145,3 +145,28 @@ def test_max_line_bytes_reaches_a_parquet_source(compose_cfg, tmp_path) -> None:
         run_job(cfg)
     assert info.value.kind == "parquet" and info.value.limit == 1000
     assert "Row" in info.value.message("en") and "Hàng" in info.value.message("vi")
+
+
+def test_units_pack_packs_any_unit_set_and_units_packed_one_width(compose_cfg, tmp_path) -> None:
+    from mintdim import open_build
+
+    builds = {}
+    for name, overrides in (
+        ("small", ["units=small", "units.pack=true"]),
+        ("packed", ["units=packed"]),
+        ("plain", ["units=small"]),
+    ):
+        out = tmp_path / name
+        summary = run_job(compose_cfg(*overrides, "output=dir", f"output.dir=[{out}]", "workers=1"))
+        builds[name] = (open_build(out), summary)
+    plain = builds["plain"][0]
+    for name in ("small", "packed"):
+        build, summary = builds[name]
+        assert build.packed and len(build) == len(plain)
+        assert all(np.array_equal(build[i], plain[i]) for i in range(len(plain)))
+        packing = json.loads((Path(build.path) / "stats.json").read_text())["packing"]
+        assert summary["outputs"][0]["packing"] == packing
+    assert list(builds["packed"][0].units) == [4096]
+    assert builds["small"][0].units == plain.units  # the same smallest unit per sample
+    ratios = [builds[name][1]["padding_ratio"] for name in ("packed", "small", "plain")]
+    assert ratios == sorted(ratios) and ratios[0] < 0.05

@@ -4,7 +4,7 @@ One cluster for the module (two CPUs, no dashboard). Covered: identity for sever
 and actor counts, a bad line in a late piece (same error, same line as a local build), an actor
 killed mid-build (Ray restarts it and retries its piece), a driver SIGKILLed mid-build and
 resumed, units="auto" and an overflow error (their counting runs on Ray: no process pool is
-forked beside Ray's threads), and the bilingual error when Ray is not installed. Ray is an optional extra: without it
+forked beside Ray's threads), a packed build, and the bilingual error when Ray is not installed. Ray is an optional extra: without it
 the module is skipped (CI installs it).
 """
 
@@ -82,6 +82,17 @@ def test_byte_identical_to_the_local_build_for_piece_sizes_and_actor_counts(cwd,
     for actors, piece_bytes in [(1, 700), (2, 300), (3, None)]:
         out = f"ray_{actors}_{piece_bytes}"
         _job(sp_model, out).run(executor="ray", workers=actors, piece_bytes=piece_bytes)
+        assert tree_bytes(out) == reference, (actors, piece_bytes)
+
+
+def test_a_packed_build_on_ray_is_the_local_one(cwd):
+    from tests.unit_build.test_packed_build import packed_job
+
+    packed_job("local", build_batch=8).run(workers=1, progress=False)
+    reference = tree_bytes("local")
+    for actors, piece_bytes in [(2, 4000), (3, None)]:
+        out = f"ray_{actors}_{piece_bytes}"
+        packed_job(out, build_batch=8).run(executor="ray", workers=actors, piece_bytes=piece_bytes)
         assert tree_bytes(out) == reference, (actors, piece_bytes)
 
 
