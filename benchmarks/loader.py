@@ -18,7 +18,11 @@ the baseline gets that epoch's batches for free. Two pairs are timed:
 * ``read``: the loader yielding its batches (input_ids, sample_ids, lengths) against the slices;
 * ``+labels``: both sides also build int64 ``labels`` (PAD -> -100) and an int64
   ``attention_mask``, the loader through the batch's own properties, the baseline with the same
-  numpy expressions written out.
+  numpy expressions written out;
+* ``+packed`` (the ``packed`` build, whole samples packed into rows of 4096 and 8192): the loader
+  also gives what packed attention and the loss total need, ``segment_ids``, ``position_ids``,
+  ``cu_seqlens``, ``max_seqlen`` and ``loss_tokens``, against a plain read of the same rows
+  (issue 34: at most 40 us a batch); its ``+labels`` pair times the labels as for the others.
 
 The sides alternate within each round (the order flips every round); each timing covers
 ``--passes`` epochs. Per round: the loader's own cost per batch, (loader time - baseline time) /
@@ -56,7 +60,9 @@ CASES = {
         "{instruction}\n\n{input}\n\n{output}",
         [128, 192, 256, 384, 512, 768, 1024, 2048, 4096, 8192],
     ),
+    "packed": ("{instruction}\n\n{input}\n\n{output}", [4096, 8192]),
 }
+"""Template and units of each build; ``packed`` packs whole samples into rows of its units."""
 
 
 def build(case: str, source: Path, tokenizer: Path, workdir: Path) -> Path:
@@ -69,7 +75,7 @@ def build(case: str, source: Path, tokenizer: Path, workdir: Path) -> Path:
             mintdim.pipeline("unit-build")
             .source.jsonl(files=[str(source)], fields=[fields], templates=[template])
             .tokenizer.sentencepiece({"path": str(tokenizer)})
-            .units(sizes=[sizes], build_batch=[4096])
+            .units(sizes=[sizes], build_batch=[4096], pack=case == "packed")
             .output.dir(str(out), samples_per_shard=[20000])
             .run(progress=False)
         )
@@ -77,23 +83,32 @@ def build(case: str, source: Path, tokenizer: Path, workdir: Path) -> Path:
 
 
 def baseline_batches(out: Path, batches: list[tuple[int, np.ndarray]]) -> list:
-    """Per batch, [(memmap of a shard, rows)]: the same records the loader gave, by hand."""
+    """Per batch, [(memmap of a shard, rows)]: the same records the loader gave, by hand (a
+    packed batch: the rows holding its samples, each once, in order)."""
     manifest = json.loads((out / "manifest.json").read_text())
     dtype = np.dtype(manifest["token_storage"]["dtype"]).newbyteorder("<")
     per_shard = manifest["output"]["samples_per_shard"]
+    packed = "pack" in manifest["units"]
     maps, places = {}, {}
     for size in manifest["units"]["sizes"]:
-        index = out / f"unit_{size}" / "index.npy"
-        if index.is_file():
-            ids = np.load(index)["sample_id"]
+        if packed and (out / f"unit_{size}" / "row_offsets.npy").is_file():
+            offsets = np.load(out / f"unit_{size}" / "row_offsets.npy")
+            ids = np.load(out / f"unit_{size}" / "row_samples.npy")["sample_id"]
+            rows = np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
+            places[size] = dict(zip(ids.tolist(), rows.tolist(), strict=True))
+        elif not packed and (out / f"unit_{size}" / "index.npy").is_file():
+            ids = np.load(out / f"unit_{size}" / "index.npy")["sample_id"]
             places[size] = dict(zip(ids.tolist(), range(ids.size), strict=True))
     for shard in manifest["shards"]:
+        records = shard.get("rows", shard["samples"])
         maps[shard["path"]] = np.memmap(
-            out / shard["path"], dtype=dtype, mode="r", shape=(shard["samples"], shard["unit_size"])
+            out / shard["path"], dtype=dtype, mode="r", shape=(records, shard["unit_size"])
         )
     plan = []
     for size, sample_ids in batches:
         positions = np.array([places[size][i] for i in sample_ids.tolist()])
+        if packed:
+            positions = positions[np.r_[True, positions[1:] != positions[:-1]]]
         shards, rows = np.divmod(positions, per_shard)
         plan.append(
             [
@@ -117,12 +132,16 @@ def by_hand(plan: list, lengths: list[np.ndarray], labels: bool) -> Iterator[np.
         yield ids
 
 
-def with_loader(loader: mintdim.UnitLoader, labels: bool) -> Iterator[np.ndarray]:
-    """Each batch's input_ids from the loader (and its labels and mask, when asked)."""
+def with_loader(loader: mintdim.UnitLoader, labels: bool | str) -> Iterator[np.ndarray]:
+    """Each batch's input_ids from the loader (and its labels and mask, when asked; with
+    ``"packed"``: labels and every array packed training uses)."""
     for batch in loader:
-        if labels:
+        if labels is True:
             batch.labels  # noqa: B018 - computing them is what is timed
             batch.attention_mask  # noqa: B018
+        if labels == "packed":
+            batch.segment_ids, batch.position_ids, batch.cu_seqlens  # noqa: B018
+            batch.max_seqlen, batch.loss_tokens  # noqa: B018
         yield batch.input_ids
 
 
@@ -154,7 +173,8 @@ def measure(out: Path, tokens_per_batch: int, rounds: int, passes: int) -> dict:
     count = len(guide)
     results = {}
     timed = itertools.cycle(pool)
-    for labels in (False, True):
+    modes = (False, True, "packed") if loader.builds[0].packed else (False, True)
+    for labels in modes:
         # Per side: wall seconds and this thread's CPU seconds of every timing.
         times: dict[str, list[tuple[float, float]]] = {"loader": [], "memmap": []}
         for number in range(rounds):
@@ -167,8 +187,8 @@ def measure(out: Path, tokens_per_batch: int, rounds: int, passes: int) -> dict:
                     if side == "loader":
                         loader.set_epoch(epoch)
                         batches = with_loader(loader, labels)
-                    else:
-                        batches = by_hand(*epochs[epoch], labels)
+                    else:  # "packed" is timed against a plain read of the same rows
+                        batches = by_hand(*epochs[epoch], labels is True)
                     slots += sum(ids.size for ids in batches)
                 times[side].append((time.perf_counter() - started, time.thread_time() - cpu))
         pairs = list(zip(times["loader"], times["memmap"], strict=True))
@@ -176,7 +196,7 @@ def measure(out: Path, tokens_per_batch: int, rounds: int, passes: int) -> dict:
             clock: [(a[i] - b[i]) / (count * passes) * 1e6 for a, b in pairs]
             for i, clock in enumerate(("wall", "cpu"))
         }
-        results["+labels" if labels else "read"] = {
+        results[{False: "read", True: "+labels", "packed": "+packed"}[labels]] = {
             "loader_tokens_per_s": slots / statistics.median(a[0] for a, _ in pairs),
             "memmap_tokens_per_s": slots / statistics.median(b[0] for _, b in pairs),
             "ratio_median": statistics.median(a[0] / b[0] for a, b in pairs),
@@ -227,7 +247,9 @@ def main(argv: list[str] | None = None) -> None:
             f"slots; the epoch's plan alone {result['plan_seconds_median'] * 1e3:.2f} ms "
             f"({plan_us:.1f} us a batch), median"
         )
-        for pair in ("read", "+labels"):
+        for pair in ("read", "+labels", "+packed"):
+            if pair not in result:
+                continue
             figures = result[pair]
             print(
                 f"  {pair:8s} loader {figures['loader_tokens_per_s'] / 1e6:8.1f}M tok/s   "

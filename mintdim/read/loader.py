@@ -48,7 +48,7 @@ from mintdim.build.units.packing import spread
 from mintdim.errors import LoaderOptionError, LoaderStateError
 from mintdim.options import OptionCheck, is_number
 from mintdim.options import is_int as _is_int
-from mintdim.read.rows import Runs, loss_tokens, target_positions
+from mintdim.read.rows import RowRuns, Runs, loss_tokens, target_positions
 
 __all__ = ["Build", "LoaderOptions", "RowColumns", "UnitBatch", "UnitLoader", "new_loader"]
 
@@ -78,6 +78,8 @@ class Build(Protocol):
     def records(self) -> dict[int, int]: ...
 
     def row_columns(self, unit_size: int) -> RowColumns: ...
+
+    def row_runs(self, unit_size: int) -> RowRuns: ...
 
     def shard(self, unit_size: int, number: int) -> np.ndarray: ...
 
@@ -115,9 +117,9 @@ class RowColumns:
 
     offsets: np.ndarray
     """[rows + 1]: row r holds entries ``offsets[r]:offsets[r + 1]``."""
-    sample_id: np.ndarray
-    start: np.ndarray
-    length: np.ndarray
+    entries: np.ndarray
+    """[entries, 4]: ``(0, start, length, sample_id)``, a batch's ``segments`` once its rows
+    are numbered in the first column."""
     fill: np.ndarray
     """[rows]: tokens before PAD in each row."""
 
@@ -163,9 +165,15 @@ class UnitBatch:
     ``accum_steps`` window on this rank; None on the others. Dividing the summed loss of the
     window by it gives the exact mean per token under gradient accumulation."""
 
+    row_runs: tuple[RowRuns, np.ndarray] | None = field(default=None, repr=False)
+    """A packed batch's unit runs and its rows in the unit: its runs are their slices."""
+
     @cached_property
     def _runs(self) -> Runs:
-        return Runs(self.segments, self.input_ids.shape[0], self.unit_size)
+        if self.row_runs is not None:
+            unit, rows = self.row_runs
+            return unit.take(rows)
+        return Runs.of_rows(self.segments, self.lengths, self.unit_size)[0]
 
     @cached_property
     def segment_ids(self) -> np.ndarray:
@@ -175,7 +183,7 @@ class UnitBatch:
     @cached_property
     def position_ids(self) -> np.ndarray:
         """int32 [B, unit_size]: 0, 1, ... restarting at each sample, 0 on PAD."""
-        return self._runs.position_ids(self.segment_ids)
+        return self._runs.position_ids()
 
     @cached_property
     def cu_seqlens(self) -> np.ndarray:
@@ -192,6 +200,8 @@ class UnitBatch:
     def loss_tokens(self) -> int:
         """Labels the model's shifted loss uses in this batch: not ``ignore_id``, from a row's
         position 1 on."""
+        if self.target_mask is None:  # every token but each sample's first (rows.loss_tokens)
+            return loss_tokens(self.segments[:, 2])
         return int(np.count_nonzero(self.labels[:, 1:] != self.ignore_id))
 
     @cached_property
@@ -209,11 +219,17 @@ class UnitBatch:
     def labels(self) -> np.ndarray:
         """int64 [B, unit_size]: the token where the loss applies, else ``ignore_id``."""
         labels = self.input_ids.astype(np.int64)
-        keep = self.token_mask if self.target_mask is None else self.target_mask
-        labels[~keep] = self.ignore_id
-        if self.packed:
-            held = self.segments[self.segments[:, 2] > 0]
-            labels.reshape(-1)[held[:, 0] * self.unit_size + held[:, 1]] = self.ignore_id
+        if not self.packed:
+            keep = self.token_mask if self.target_mask is None else self.target_mask
+            labels[~keep] = self.ignore_id
+            return labels
+        flat = labels.reshape(-1)
+        if self.target_mask is None:  # few PAD slots: set them, no mask over every slot
+            flat[self._runs.pad_slots] = self.ignore_id
+        else:
+            labels[~self.target_mask] = self.ignore_id
+        held = self.segments[self.segments[:, 2] > 0]
+        flat[held[:, 0] * self.unit_size + held[:, 1]] = self.ignore_id
         return labels
 
 
@@ -331,8 +347,9 @@ class UnitLoader:
         segments, lengths, entries = self._segments(planned)
         step_loss = None
         if planned.step_end:
-            window = self._window(position)
-            step_loss = sum(self._loss_tokens(self._batches()[k]) for k in window)
+            before = self._window(position)[:-1]
+            step_loss = self._loss_tokens(planned, (segments, lengths, entries))
+            step_loss += sum(self._loss_tokens(self._batches()[k]) for k in before)
         return UnitBatch(
             unit_size=unit,
             sample_ids=segments[:, 3] if build.packed else segments[:, 3].copy(),
@@ -351,6 +368,7 @@ class UnitLoader:
                 else self._target_mask(planned, segments, entries)
             ),
             step_loss_tokens=step_loss,
+            row_runs=(build.row_runs(unit), positions) if build.packed else None,
         )
 
     def _segments(self, planned: _Planned) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -370,11 +388,8 @@ class UnitLoader:
         first = rows.offsets[positions]
         counts = rows.offsets[positions + 1] - first
         entries = spread(first, counts)
-        segments = np.empty((entries.size, 4), dtype=np.int64)
+        segments = rows.entries[entries]
         segments[:, 0] = np.repeat(np.arange(positions.size), counts)
-        segments[:, 1] = rows.start[entries]
-        segments[:, 2] = rows.length[entries]
-        segments[:, 3] = rows.sample_id[entries]
         return segments, rows.fill[positions], entries
 
     def _window(self, position: int) -> range:
@@ -385,9 +400,10 @@ class UnitLoader:
             start -= 1
         return range(start, position + 1)
 
-    def _loss_tokens(self, planned: _Planned) -> int:
-        """A batch's ``loss_tokens`` from its segments and span records, no token read."""
-        segments, _, entries = self._segments(planned)
+    def _loss_tokens(self, planned: _Planned, found: tuple | None = None) -> int:
+        """A batch's ``loss_tokens`` from its segments (``found``: ``_segments``'s, when known)
+        and span records, no token read."""
+        segments, _, entries = found or self._segments(planned)
         if self.options.targets is None:
             return loss_tokens(segments[:, 2])
         records = self._span_records(planned, entries)

@@ -36,6 +36,7 @@ from mintdim.build.segments import segment_names
 from mintdim.errors import BuildReadError, LoaderOptionError, NoSegmentSpansError, NotABuildError
 from mintdim.options import is_int, is_path
 from mintdim.read.loader import RowColumns, UnitLoader, new_loader
+from mintdim.read.rows import RowRuns
 
 __all__ = ["UnitBuild", "loader", "open_build", "require_build"]
 
@@ -69,6 +70,7 @@ class UnitBuild:
         self._places: tuple[np.ndarray, np.ndarray] | None = None
         self._bounds: dict[int, boundaries.Boundaries] = {}
         self._rows: dict[int, RowColumns] = {}
+        self._runs: dict[int, RowRuns] = {}
 
     def __getstate__(self) -> dict:
         return {"path": self.path, "content": self.manifest}
@@ -142,19 +144,28 @@ class UnitBuild:
             return dict(self.units)
         return {size: self.boundaries(size).rows for size in self.units}
 
+    def row_runs(self, unit_size: int) -> RowRuns:
+        """A packed unit's runs (each sample, each row's PAD), row by row (cached): the loader
+        slices a batch's from them."""
+        if unit_size not in self._runs:
+            rows = self.row_columns(unit_size)
+            segments = rows.entries.copy()
+            segments[:, 0] = np.repeat(np.arange(rows.fill.size), np.diff(rows.offsets))
+            self._runs[unit_size] = RowRuns(segments, rows.fill, unit_size)
+        return self._runs[unit_size]
+
     def row_columns(self, unit_size: int) -> RowColumns:
         """A packed unit's boundary index as plain int64 arrays, and each row's fill (cached)."""
         if unit_size not in self._rows:
             bounds = self.boundaries(unit_size)
-            entries = bounds.entries
+            table = np.zeros((bounds.entries.size, 4), dtype=np.int64)
+            for column, key in enumerate(("start", "length", "sample_id"), start=1):
+                table[:, column] = bounds.entries[key]
             offsets = np.array(bounds.offsets, dtype=np.int64)
-            start = np.array(entries["start"], dtype=np.int64)
-            length = np.array(entries["length"], dtype=np.int64)
             last = offsets[1:] - 1
-            fill = np.where(last >= offsets[:-1], start[last] + length[last], 0)
-            self._rows[unit_size] = RowColumns(
-                offsets, np.array(entries["sample_id"], dtype=np.int64), start, length, fill
-            )
+            held = last >= offsets[:-1]
+            fill = np.where(held, table[last, 1] + table[last, 2], 0)
+            self._rows[unit_size] = RowColumns(offsets, table, fill)
         return self._rows[unit_size]
 
     def segments(self, sample_id: int) -> list[tuple[str, int, int]]:

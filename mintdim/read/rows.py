@@ -18,49 +18,78 @@ one each, at start 0. From them, all in bulk (no loop per row or sample):
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
-__all__ = ["Runs", "loss_tokens", "target_positions"]
+from mintdim.build.units.packing import spread
+
+__all__ = ["RowRuns", "Runs", "loss_tokens", "target_positions"]
+
+_SLICED_PADS = 32
+"""Up to this many PAD runs a batch's positions are zeroed a run at a time (packed rows)."""
 
 
 class Runs:
-    """A batch's slots as runs: each sample, then each row's trailing PAD (perhaps empty)."""
+    """A batch's slots as runs: each sample, then each row's trailing PAD; empty runs left out."""
 
-    def __init__(self, segments: np.ndarray, rows: int, width: int) -> None:
-        self.rows, self.width = rows, width
+    def __init__(self, lengths: np.ndarray, values: np.ndarray, rows: int, width: int) -> None:
+        """``lengths`` and ``values`` (1.. per sample of a row, 0 for PAD) of the runs in order."""
+        self.lengths, self.values, self.rows, self.width = lengths, values, rows, width
+
+    @classmethod
+    def of_rows(cls, segments: np.ndarray, fill: np.ndarray, width: int) -> tuple[Runs, np.ndarray]:
+        """The runs of rows holding ``segments`` (row numbers from 0, in order) with ``fill``
+        tokens each before PAD; and each run's row."""
+        rows = fill.size
         row = segments[:, 0]
-        per_row = np.bincount(row, minlength=rows)
-        ends = np.cumsum(per_row)
-        fill = np.zeros(rows, dtype=np.int64)
-        has = per_row > 0
-        last = ends[has] - 1
-        fill[has] = segments[last, 1] + segments[last, 2]
-        count = segments.shape[0] + rows
-        self.lengths = np.empty(count, dtype=np.int64)
-        self.values = np.zeros(count, dtype=np.int32)
-        at = np.arange(segments.shape[0]) + row  # each row before adds one PAD run
-        self.lengths[at] = segments[:, 2]
-        self.values[at] = np.arange(segments.shape[0]) - (ends - per_row)[row] + 1
-        self.lengths[ends + np.arange(rows)] = width - fill
+        count = segments.shape[0]
+        ends = np.searchsorted(row, np.arange(1, rows + 1))
+        lengths = np.empty(count + rows, dtype=np.int64)
+        values = np.zeros(lengths.size, dtype=np.int32)
+        run_row = np.empty(lengths.size, dtype=np.int64)
+        at = np.arange(count) + row  # each row before adds one PAD run
+        pads = ends + np.arange(rows)
+        lengths[at], run_row[at] = segments[:, 2], row
+        values[at] = np.arange(count) - np.concatenate(([0], ends[:-1]))[row] + 1
+        lengths[pads], run_row[pads] = width - fill, np.arange(rows)
+        kept = lengths > 0
+        return cls(lengths[kept], values[kept], rows, width), run_row[kept]
+
+    @functools.cached_property
+    def starts(self) -> np.ndarray:
+        """Each run's first flat slot."""
+        return np.cumsum(self.lengths) - self.lengths
+
+    @functools.cached_property
+    def pad_slots(self) -> np.ndarray:
+        """The flat positions of every PAD slot."""
+        pad = self.values == 0
+        return spread(self.starts[pad], self.lengths[pad])
 
     def segment_ids(self) -> np.ndarray:
         """int32 [B, W]."""
         return np.repeat(self.values, self.lengths).reshape(self.rows, self.width)
 
-    def position_ids(self, segment_ids: np.ndarray) -> np.ndarray:
-        """int32 [B, W]."""
-        starts = np.cumsum(self.lengths) - self.lengths
-        positions = np.arange(self.rows * self.width, dtype=np.int64) - np.repeat(
-            starts, self.lengths
-        )
-        positions = positions.astype(np.int32).reshape(self.rows, self.width)
-        positions[segment_ids == 0] = 0
-        return positions
+    def position_ids(self) -> np.ndarray:
+        """int32 [B, W]: each slot's distance from its run's start, 0 on PAD."""
+        positions = np.repeat(self.starts.astype(np.int32), self.lengths)
+        np.subtract(_slots(positions.size), positions, out=positions)
+        pads = np.flatnonzero(self.values == 0)
+        if pads.size > _SLICED_PADS:
+            positions[self.pad_slots] = 0
+        else:  # a few wide rows: a slice store per PAD run beats building their slots
+            for start, length in zip(
+                self.starts[pads].tolist(), self.lengths[pads].tolist(), strict=True
+            ):
+                positions[start : start + length] = 0
+        return positions.reshape(self.rows, self.width)
 
     def cu_seqlens(self) -> np.ndarray:
-        """int32 [sequences + 1], empty runs left out."""
-        kept = self.lengths[self.lengths > 0]
-        return np.concatenate(([0], np.cumsum(kept))).astype(np.int32)
+        """int32 [sequences + 1]."""
+        bounds = np.zeros(self.lengths.size + 1, dtype=np.int32)
+        np.cumsum(self.lengths, out=bounds[1:])
+        return bounds
 
     def max_seqlen(self) -> int:
         """The longest sequence of ``cu_seqlens``."""
@@ -93,3 +122,30 @@ def loss_tokens(
     # The segment holding a sample's position 0: how many stops are <= 0.
     at_zero = wanted[records[:, 0], (stops <= 0).sum(axis=1)] & (lengths > 0)
     return inside - int(np.count_nonzero(at_zero))
+
+
+class RowRuns:
+    """A packed unit's runs, row by row, made once: a batch's runs are then its rows' slices."""
+
+    def __init__(self, segments: np.ndarray, fill: np.ndarray, width: int) -> None:
+        """``segments``: every entry of the unit's rows (row numbers in the first column)."""
+        runs, run_row = Runs.of_rows(segments, fill, width)
+        self.lengths, self.values, self.width = runs.lengths, runs.values, width
+        self.offsets = np.searchsorted(run_row, np.arange(fill.size + 1))
+
+    def take(self, rows: np.ndarray) -> Runs:
+        """The runs of a batch of these rows (unit row numbers), in order."""
+        first = self.offsets[rows]
+        picked = spread(first, self.offsets[rows + 1] - first)
+        return Runs(self.lengths[picked], self.values[picked], rows.size, self.width)
+
+
+_ramp = np.zeros(0, dtype=np.int32)
+
+
+def _slots(count: int) -> np.ndarray:
+    """``arange(count)`` as int32, a view of one array kept for every batch (read-only use)."""
+    global _ramp
+    if _ramp.size < count:
+        _ramp = np.arange(max(count, 2 * _ramp.size), dtype=np.int32)
+    return _ramp[:count]

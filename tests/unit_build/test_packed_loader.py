@@ -111,6 +111,12 @@ def test_an_unpacked_batch_has_the_same_fields_one_sample_a_row(builds):
     assert np.array_equal(batch.segments[:, 3], batch.sample_ids)
     assert np.array_equal(batch.segment_ids, batch.token_mask.astype(np.int32))
     assert batch.cu_seqlens[-1] == batch.input_ids.size
+    # Many rows (PAD zeroed in bulk) and few (a run at a time) give the same positions.
+    for size in (4, 40):
+        for batch in unpacked.loader(batch_size=size, drop_last=False):
+            width = batch.unit_size
+            want = np.where(batch.token_mask, np.arange(width), 0)
+            assert np.array_equal(batch.position_ids, want)
 
 
 def test_ranks_resume_mixture_and_tokens_per_batch(builds):
