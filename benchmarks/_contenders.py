@@ -198,7 +198,9 @@ def mintdim(spec: dict) -> dict:
                 **spec.get("tokenizer_options", {}),
             }
         )
-        .units(sizes=[spec["sizes"]], build_batch=[spec["build_batch"]])
+        .units(
+            sizes=[spec["sizes"]], build_batch=[spec["build_batch"]], pack=spec.get("pack", False)
+        )
         .output.dir(out_dir, samples_per_shard=[spec["samples_per_shard"]])
     )
     revision = _revision(os.path.dirname(os.path.abspath(sys.modules["mintdim"].__file__)))
@@ -221,6 +223,8 @@ def mintdim(spec: dict) -> dict:
         "duplicate_samples": stats.get("duplicate_samples"),
         "mintdim_revision": revision,
         "samples_with_unk": stats.get("samples_with_unk"),
+        "padding_ratio": stats["padding_ratio"],
+        "packing": stats.get("packing"),
     }
 
 

@@ -131,3 +131,21 @@ def test_every_corpus_packs_within_one_percent_of_the_lower_bound(request, token
     assert sorted(packing.samples.tolist()) == list(range(lengths.size))
     bound = -(-(101 * packing.lower_bound) // 100) + 1
     assert packing.rows <= bound, (packing.rows, packing.lower_bound)
+
+
+@settings(max_examples=100, deadline=None)
+@given(width=st.integers(1, 40), data=st.data())
+def test_blocks_of_the_placement_loop_change_no_row(width, data):
+    """The loop reads its sizes a block at a time (memory); a run of equal sizes cut by a
+    block's end must give the same rows as one read whole."""
+    from mintdim.build.units import packing
+
+    pool = data.draw(st.lists(st.integers(0, width), min_size=1, max_size=3))
+    lengths = np.array(data.draw(st.lists(st.sampled_from(pool), max_size=80)), dtype=np.int64)
+    whole = pack(lengths, width)
+    block = data.draw(st.integers(1, 7))
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(packing, "_PLACE_BLOCK", block)
+        cut = pack(lengths, width)
+    assert _rows(cut) == _rows(whole)
+    assert np.array_equal(cut.starts, whole.starts)

@@ -129,9 +129,12 @@ class SampleIndexWriter:
         """Write sample_index.jsonl from the pending lines, each sample's place (by id) added."""
         self._pending.close()
         self.file = durable.HashedFile(self._directory / FILENAME)
-        places = ((unit_sizes.astype(np.int64) << 32) | shard_numbers).tolist()
-        paths = {place: shard_path(place >> 32, place & 0xFFFFFFFF) for place in set(places)}
-        rows, starts = shard_rows.tolist(), row_starts.tolist()
+        # Python lists a block at a time: whole columns of ints would cost ~100 bytes a sample.
+        places = (unit_sizes.astype(np.int64) << 32) | shard_numbers
+        paths = {
+            place: shard_path(place >> 32, place & 0xFFFFFFFF)
+            for place in np.unique(places).tolist()
+        }
         at = 0
         with open(self._directory / PENDING, "rb") as handle:
             for block in _line_blocks(handle):
@@ -143,7 +146,11 @@ class SampleIndexWriter:
                             f'{line},{_SHARD_PATH}"{paths[place]}",{_SHARD_ROW}{row},'
                             f"{_ROW_START}{start}}}\n"
                             for line, place, row, start in zip(
-                                lines, places[at:end], rows[at:end], starts[at:end], strict=True
+                                lines,
+                                places[at:end].tolist(),
+                                shard_rows[at:end].tolist(),
+                                row_starts[at:end].tolist(),
+                                strict=True,
                             )
                         ]
                     ).encode()

@@ -87,7 +87,7 @@ def pack(lengths: np.ndarray, width: int) -> Packing:
         raise ValueError(f"a sample of {int(lengths.max())} tokens is longer than {width}")
     # Longest first, ties by sample id: a stable sort of the negated lengths.
     order = np.argsort(-lengths, kind="stable")
-    row_of = _place(lengths[order].tolist(), width)
+    row_of = _place(lengths[order], width)
     # Rows in the order they opened, each row's samples in the order they came (stable).
     by_row = np.argsort(row_of, kind="stable")
     samples = order[by_row]
@@ -99,52 +99,61 @@ def pack(lengths: np.ndarray, width: int) -> Packing:
     return Packing(width, offsets, samples.astype(np.int64), starts.astype(np.int64), sizes)
 
 
-def _place(sizes: list[int], width: int) -> np.ndarray:
+_PLACE_BLOCK = 1 << 16
+"""Sizes read into a Python list at a time (the loop reads lists fastest; a block at a time, a
+million samples never hold a million int objects at once)."""
+
+
+def _place(ordered: np.ndarray, width: int) -> np.ndarray:
     """Each size's row, best fit, sizes in the order given (longest first)."""
     rooms: list[int] = []
     """The rooms some row has, ascending."""
     bucket: list[list[int]] = [[] for _ in range(width + 1)]
     """Per room, the rows with it, the one that reached it last at the end."""
     room_of: list[int] = []
-    placed = np.empty(len(sizes), dtype=np.int64)
-    position = 0
-    total = len(sizes)
-    while position < total:
-        size = sizes[position]
-        at = bisect.bisect_left(rooms, size)
-        if at == len(rooms):  # no row holds it: a new one
-            row = len(room_of)
-            room_of.append(width)
-            room = width
-        else:
-            room = rooms[at]
-            row = bucket[room].pop()
+    placed = np.empty(ordered.size, dtype=np.int64)
+    for first in range(0, ordered.size, _PLACE_BLOCK):
+        sizes = ordered[first : first + _PLACE_BLOCK].tolist()
+        position = 0
+        total = len(sizes)
+        while position < total:
+            size = sizes[position]
+            at = bisect.bisect_left(rooms, size)
+            if at == len(rooms):  # no row holds it: a new one
+                row = len(room_of)
+                room_of.append(width)
+                room = width
+            else:
+                room = rooms[at]
+                row = bucket[room].pop()
+                if not bucket[room]:
+                    del rooms[at]
+            # The same row takes the following samples of this size while it holds them, and
+            # none has less room that holds one: rooms only shrink, so the best fit stays this
+            # row while no other row's room lies between ``size`` and this row's room. (A run
+            # cut by a block's end goes on in the next block: the same rows, one at a time.)
+            take = 1
+            if size:
+                limit = room // size
+                fits = rooms and rooms[-1] >= size
+                lower = rooms[bisect.bisect_left(rooms, size)] if fits else None
+                while (
+                    take < limit
+                    and position + take < total
+                    and sizes[position + take] == size
+                    and (lower is None or lower >= room - take * size)
+                ):
+                    take += 1
+            else:
+                while position + take < total and sizes[position + take] == 0:
+                    take += 1
+            placed[first + position : first + position + take] = row
+            position += take
+            room -= take * size
+            room_of[row] = room
             if not bucket[room]:
-                del rooms[at]
-        # The same row takes the following samples of this size while it holds them, and none
-        # has less room that holds one: rooms only shrink, so the best fit stays this row while
-        # no other row's room lies between ``size`` and this row's room.
-        take = 1
-        if size:
-            limit = room // size
-            lower = rooms[bisect.bisect_left(rooms, size)] if rooms and rooms[-1] >= size else None
-            while (
-                take < limit
-                and position + take < total
-                and sizes[position + take] == size
-                and (lower is None or lower >= room - take * size)
-            ):
-                take += 1
-        else:
-            while position + take < total and sizes[position + take] == 0:
-                take += 1
-        placed[position : position + take] = row
-        position += take
-        room -= take * size
-        room_of[row] = room
-        if not bucket[room]:
-            bisect.insort(rooms, room)
-        bucket[room].append(row)
+                bisect.insort(rooms, room)
+            bucket[room].append(row)
     return placed
 
 

@@ -337,7 +337,7 @@ class OutputDirectory:
         """Pack every unit, write its rows and boundary index, then sample_index.jsonl with
         every sample's place."""
         units = np.concatenate(self._unit_of) if self._unit_of else np.empty(0, np.int32)
-        shard, row, start = (np.empty(units.size, dtype=np.int64) for _ in range(3))
+        shard, row, start = (np.empty(units.size, dtype=np.int32) for _ in range(3))
         shards: list[ShardRecord] = []
         bounds: list[ShardRecord] = []
         for writer in self._units:
