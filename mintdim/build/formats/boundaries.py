@@ -17,15 +17,13 @@ have them; manifest.json lists both under ``boundary_indexes`` with their SHA-25
 
 from __future__ import annotations
 
-import hashlib
-import io
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from mintdim.build.formats.shards import ShardRecord, unit_dir_name
+from mintdim.shared.durable import HashedFile
 
 __all__ = [
     "ENTRY",
@@ -91,19 +89,17 @@ def write(
 
 
 def _written(output_path: Path, relative: str, array: np.ndarray, unit_size: int) -> ShardRecord:
-    buffer = io.BytesIO()
-    np.save(buffer, array, allow_pickle=False)
-    data = buffer.getbuffer()
-    with open(output_path / relative, "xb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
+    # Saved through a HashedFile: numpy writes it in chunks, hashed on the way (no copy).
+    written = HashedFile(output_path / relative)
+    np.save(written, array, allow_pickle=False)
+    written.close(sync=True)
+    facts = written.record()
     return ShardRecord(
         path=relative,
         unit_size=unit_size,
         samples=int(array.size),
-        bytes=len(data),
-        sha256=hashlib.sha256(data).hexdigest(),
+        bytes=facts["bytes"],
+        sha256=facts["sha256"],
     )
 
 

@@ -45,11 +45,11 @@ class Packing:
     offsets: np.ndarray
     """int64 [rows + 1]."""
     samples: np.ndarray
-    """int64 [n]: positions in the ``lengths`` given to ``pack``, row after row."""
+    """int32 [n]: positions in the ``lengths`` given to ``pack``, row after row."""
     starts: np.ndarray
-    """int64 [n]: each entry's first slot in its row."""
+    """int32 [n]: each entry's first slot in its row."""
     lengths: np.ndarray
-    """int64 [n]: each entry's token count."""
+    """int32 [n]: each entry's token count."""
 
     @property
     def rows(self) -> int:
@@ -85,18 +85,21 @@ def pack(lengths: np.ndarray, width: int) -> Packing:
         raise ValueError(f"width must be positive, got {width}")
     if lengths.size and (int(lengths.max()) > width or int(lengths.min()) < 0):
         raise ValueError(f"a sample of {int(lengths.max())} tokens is longer than {width}")
-    # Longest first, ties by sample id: a stable sort of the negated lengths.
+    # Longest first, ties by sample id: a stable sort of the negated lengths. (Temporaries are
+    # dropped as soon as they are used: a build packs millions of samples in its main process.)
     order = np.argsort(-lengths, kind="stable")
     row_of = _place(lengths[order], width)
     # Rows in the order they opened, each row's samples in the order they came (stable).
-    by_row = np.argsort(row_of, kind="stable")
-    samples = order[by_row]
+    samples = order[np.argsort(row_of, kind="stable")].astype(np.int32)
+    del order
     counts = np.bincount(row_of, minlength=int(row_of.max()) + 1 if row_of.size else 0)
+    del row_of
     offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    sizes = lengths[samples]
-    ends = np.cumsum(sizes)
-    starts = ends - sizes - np.repeat(np.concatenate(([0], ends))[offsets[:-1]], counts)
-    return Packing(width, offsets, samples.astype(np.int64), starts.astype(np.int64), sizes)
+    sizes = lengths[samples].astype(np.int32)
+    ends = np.cumsum(sizes, dtype=np.int64)
+    ends -= sizes
+    ends -= np.repeat(np.concatenate(([0], ends + sizes))[offsets[:-1]], counts)
+    return Packing(width, offsets, samples, ends.astype(np.int32), sizes)
 
 
 _PLACE_BLOCK = 1 << 16

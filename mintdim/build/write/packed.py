@@ -38,11 +38,11 @@ class Places:
     """Where a packed unit's samples landed, in the order the unit received them."""
 
     shard: np.ndarray
-    """int64: the shard number."""
+    """int32: the shard number."""
     row: np.ndarray
-    """int64: the row inside that shard."""
+    """int32: the row inside that shard."""
     start: np.ndarray
-    """int64: the first slot inside that row."""
+    """int32: the first slot inside that row."""
 
 
 class PackedUnitWriter:
@@ -85,6 +85,7 @@ class PackedUnitWriter:
         in the order received. Returns the shards, the boundary files and the places."""
         self._close_partial()
         lengths = np.concatenate(self._lengths) if self._lengths else np.empty(0, np.int32)
+        self._lengths = []
         self.packing = packing = pack(lengths, self.unit_size)
         if lengths.size:
             self._write_rows(packing, lengths)
@@ -147,9 +148,11 @@ class PackedUnitWriter:
 
 def _places(packing: Packing, rows_per_shard: int) -> Places:
     """Per sample in received order: its shard, row in that shard and start in that row."""
-    row = np.empty(packing.samples.size, dtype=np.int64)
-    start = np.empty(packing.samples.size, dtype=np.int64)
-    row[packing.samples] = packing.row_of()
+    row = np.empty(packing.samples.size, dtype=np.int32)
+    start = np.empty(packing.samples.size, dtype=np.int32)
+    row[packing.samples] = np.repeat(
+        np.arange(packing.rows, dtype=np.int32), np.diff(packing.offsets)
+    )
     start[packing.samples] = packing.starts
     shard, in_shard = np.divmod(row, rows_per_shard)
     return Places(shard, in_shard, start)
