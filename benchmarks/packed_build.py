@@ -7,8 +7,9 @@ Issue 34 asks that packing add at most 10 % to a reference-engine build of 1M sh
 at most 64 bytes per sample of memory. The bundled demo data is scaled up with generate.py to
 ``--samples`` rows, rendered with the short template ``{instruction}`` (a few dozen tokens a
 sample), and built with the bundled SentencePiece model, reference engine, ``--workers``
-processes, into the same unit sizes twice: unpacked (one sample a record) and packed (whole
-samples packed into rows of each unit). Each build runs in a fresh child (benchmarks/_harness.py:
+processes, twice: unpacked (one sample a record) and packed (whole samples packed into rows of
+each unit), into the same unit sizes, or the packed build into ``--packed-sizes`` (a user's
+switch from ``units=small`` to ``units=packed``: ``--sizes`` of small, ``--packed-sizes 4096``). Each build runs in a fresh child (benchmarks/_harness.py:
 exact peak RSS of the main process and of its largest worker), the two alternating within each
 round (the order flips every round).
 
@@ -48,6 +49,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--samples", type=int, default=1_000_000)
     p.add_argument("--template", default="{instruction}")
     p.add_argument("--sizes", default="32,64,128,256,512")
+    p.add_argument(
+        "--packed-sizes", default=None, help="the packed build's units (default: --sizes)"
+    )
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--build-batch", type=int, default=4096)
@@ -63,11 +67,13 @@ def main(argv: list[str] | None = None) -> None:
         f"# packing's cost in a build, {info['date']}\n"
         f"machine: {info['cpu']}, {info['cores']} cores, {info['memory']}, Python {info['python']}\n"
         f"command: python {' '.join(sys.argv)}\n"
-        f"input: {args.samples:,} samples, template {args.template!r}, units {args.sizes}, "
+        f"input: {args.samples:,} samples, template {args.template!r}, units {args.sizes} "
+        f"(packed: {args.packed_sizes or args.sizes}), "
         f"{tokenizer.name}, reference engine, workers={args.workers}\n",
         flush=True,
     )
     env = mintdim_env()
+    packed_sizes = args.packed_sizes or args.sizes
     runs: dict[bool, list[dict]] = {False: [], True: []}
     for number in range(args.rounds):
         order = (False, True) if number % 2 == 0 else (True, False)
@@ -84,7 +90,7 @@ def main(argv: list[str] | None = None) -> None:
                 "kind": tokenizer_kind(tokenizer),
                 "cores": os.cpu_count() or 1,
                 "workers": args.workers,
-                "sizes": [int(s) for s in args.sizes.split(",")],
+                "sizes": [int(s) for s in (packed_sizes if pack else args.sizes).split(",")],
                 "build_batch": args.build_batch,
                 "samples_per_shard": args.samples_per_shard,
                 "out": str(out),

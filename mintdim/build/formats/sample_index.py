@@ -131,20 +131,22 @@ class SampleIndexWriter:
         self.file = durable.HashedFile(self._directory / FILENAME)
         # Python lists a block at a time: whole columns of ints would cost ~100 bytes a sample.
         places = (unit_sizes.astype(np.int64) << 32) | shard_numbers
-        paths = {
-            place: shard_path(place >> 32, place & 0xFFFFFFFF)
+        # Each place's bytes up to its row, made once; bytes formatting beats str and encode.
+        heads = {
+            place: f',{_SHARD_PATH}"{shard_path(place >> 32, place & 0xFFFFFFFF)}",'
+            f"{_SHARD_ROW}".encode()
             for place in np.unique(places).tolist()
         }
+        tail = b"%s%s%d," + _ROW_START.encode() + b"%d}\n"
         at = 0
         with open(self._directory / PENDING, "rb") as handle:
             for block in _line_blocks(handle):
-                lines = block.decode().split("\n")[:-1]
+                lines = block.split(b"\n")[:-1]
                 end = at + len(lines)
                 self.file.write(
-                    "".join(
+                    b"".join(
                         [
-                            f'{line},{_SHARD_PATH}"{paths[place]}",{_SHARD_ROW}{row},'
-                            f"{_ROW_START}{start}}}\n"
+                            tail % (line, heads[place], row, start)
                             for line, place, row, start in zip(
                                 lines,
                                 places[at:end].tolist(),
@@ -153,7 +155,7 @@ class SampleIndexWriter:
                                 strict=True,
                             )
                         ]
-                    ).encode()
+                    )
                 )
                 at = end
         (self._directory / PENDING).unlink()
