@@ -80,7 +80,9 @@ class Packing:
 def pack(lengths: np.ndarray, width: int) -> Packing:
     """Pack samples of ``lengths`` tokens (each at most ``width``) into rows of ``width`` slots
     (module docstring); ``ValueError`` for a sample longer than ``width``."""
-    lengths = np.asarray(lengths, dtype=np.int64)
+    lengths = np.asarray(lengths)
+    if lengths.dtype != np.int32:  # int32 holds any count up to a unit's 2**24 slots
+        lengths = lengths.astype(np.int64)
     if width < 1:
         raise ValueError(f"width must be positive, got {width}")
     if lengths.size and (int(lengths.max()) > width or int(lengths.min()) < 0):
@@ -114,7 +116,7 @@ def _place(ordered: np.ndarray, width: int) -> np.ndarray:
     bucket: list[list[int]] = [[] for _ in range(width + 1)]
     """Per room, the rows with it, the one that reached it last at the end."""
     room_of: list[int] = []
-    placed = np.empty(ordered.size, dtype=np.int64)
+    placed = np.empty(ordered.size, dtype=np.int32)
     for first in range(0, ordered.size, _PLACE_BLOCK):
         sizes = ordered[first : first + _PLACE_BLOCK].tolist()
         position = 0
