@@ -59,6 +59,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--workdir", type=Path, default=Path("/tmp/mintdim-bench"))
     p.add_argument("--json", type=Path, default=None)
     args = p.parse_args(argv)
+    args.template = args.template.replace("\\n", "\n")
     args.workdir.mkdir(parents=True, exist_ok=True)
     source = cached(default_input(), DEFAULT_FIELDS, args.samples, args.workdir)
     tokenizer = default_tokenizers()[0]
@@ -84,7 +85,7 @@ def main(argv: list[str] | None = None) -> None:
             spec = {
                 "contender": "mintdim",
                 "input": str(source),
-                "fields": ["instruction"],
+                "fields": [f for f in DEFAULT_FIELDS if f"{{{f}}}" in args.template],
                 "template": args.template,
                 "tokenizer": str(tokenizer.resolve()),
                 "kind": tokenizer_kind(tokenizer),
