@@ -15,6 +15,11 @@ clears with everything else.
 
 from __future__ import annotations
 
+import mmap
+import os
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +34,8 @@ __all__ = ["PackedUnitWriter", "Places"]
 
 TOKENS = ".tokens.partial"
 SPANS = ".spans.partial"
+_UNMAP_EVERY = 64
+"""Samples copied from the mapped file between two ``MADV_DONTNEED`` (``_mapped``)."""
 _BLOCK_SLOTS = 1 << 21
 """Slots of the rows made at a time (4 MiB of uint16): big enough for numpy, small for memory."""
 
@@ -107,36 +114,53 @@ class PackedUnitWriter:
         return shards, written, _places(packing, self._shards.samples_per_shard)
 
     def _write_rows(self, packing: Packing, lengths: np.ndarray) -> None:
-        width = self.unit_size
+        """The rows, a block at a time: each made here while a thread hashes and writes the
+        one before (hashlib and file writes release the GIL), so the two overlap."""
+        per_block = max(1, _BLOCK_SLOTS // self.unit_size)
         source = np.concatenate(([0], np.cumsum(lengths, dtype=np.int64)))
-        per_block = max(1, _BLOCK_SLOTS // width)
-        offsets = packing.offsets
-        for first in range(0, packing.rows, per_block):
-            last = min(first + per_block, packing.rows)
-            lo, hi = int(offsets[first]), int(offsets[last])
-            samples = packing.samples[lo:hi]
-            sizes = packing.lengths[lo:hi]
-            rows_of = np.repeat(
-                np.arange(last - first, dtype=np.int64), np.diff(offsets[first : last + 1])
+        with ThreadPoolExecutor(max_workers=1) as writer:
+            pending = None
+            for first in range(0, packing.rows, per_block):
+                block = self._block(packing, source, first, min(first + per_block, packing.rows))
+                if pending is not None:
+                    pending.result()  # at most two blocks held at once
+                pending = writer.submit(self._shards.write, *block)
+            if pending is not None:
+                pending.result()
+
+    def _block(
+        self, packing: Packing, source: np.ndarray, first: int, last: int
+    ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+        """Rows ``first`` to ``last`` of the unit: ``UnitShardWriter.write``'s arguments."""
+        width, offsets = self.unit_size, packing.offsets
+        lo, hi = int(offsets[first]), int(offsets[last])
+        samples = packing.samples[lo:hi]
+        per_row = np.diff(offsets[first : last + 1])
+        rows_of = np.repeat(np.arange(last - first, dtype=np.int64), per_row)
+        targets = rows_of * width + packing.starts[lo:hi]
+        rows = np.full((last - first) * width, self._pad_id, dtype=self._dtype)
+        # One slice copy per sample: 0.5-0.7 us a sample, where index arrays over every token
+        # (np.take of spread slots) took 1 us at 25 tokens and 5 us at 160.
+        with _mapped(self.unit_path / TOKENS) as data:
+            tokens = np.frombuffer(data, dtype=self._dtype)
+            places = zip(
+                targets.tolist(),
+                source[samples].tolist(),
+                packing.lengths[lo:hi].tolist(),
+                strict=True,
             )
-            targets = rows_of * width + packing.starts[lo:hi]
-            rows = np.full((last - first) * width, self._pad_id, dtype=self._dtype)
-            # Mapped a block at a time: the pages a mapping touched count in the process's
-            # memory until it is dropped, and a block's samples lie anywhere in the file.
-            tokens = np.memmap(self.unit_path / TOKENS, dtype=self._dtype, mode="r")
-            # One slice copy per sample: 0.5-0.6 us a sample, where index arrays over every
-            # token (np.take of spread slots) took 1 us at 25 tokens and 5 us at 160.
-            for target, start, size in zip(
-                targets.tolist(), source[samples].tolist(), sizes.tolist(), strict=True
-            ):
+            for number, (target, start, size) in enumerate(places, start=1):
                 rows[target : target + size] = tokens[start : start + size]
+                if not number % _UNMAP_EVERY:
+                    data.madvise(mmap.MADV_DONTNEED)
             del tokens
-            records = None
-            if self._spans is not None:
-                flat = np.memmap(self.unit_path / SPANS, dtype=spans_format.DTYPE, mode="r")
+        records = None
+        if self._spans is not None:
+            with _mapped(self.unit_path / SPANS) as data:
+                flat = np.frombuffer(data, dtype=spans_format.DTYPE)
                 records = spans_format.read_records(flat, 1 + self._span_width)[samples]
                 del flat
-            self._shards.write(rows.reshape(-1, width), records, np.diff(offsets[first : last + 1]))
+        return rows.reshape(-1, width), records, per_row
 
     def _close_partial(self) -> None:
         for handle in (self._tokens, self._spans):
@@ -148,6 +172,27 @@ class PackedUnitWriter:
         """Close the open files without finishing them (the build failed)."""
         self._close_partial()
         self._shards.abort()
+
+
+@contextmanager
+def _mapped(path: Path) -> Iterator[mmap.mmap]:
+    """``path`` mapped for one block of rows, dropped after it.
+
+    A block's samples lie anywhere in the file, each page fault maps the pages around it too
+    (Linux fault-around, 64 KiB, whatever ``MADV_RANDOM`` says), and mapped pages count in the
+    process's memory: read whole, a 1M-sample unit's file (320 MB) was all counted. So the
+    caller also drops the pages every ``_UNMAP_EVERY`` samples (``MADV_DONTNEED``: they stay in
+    the page cache, only unmapped), which holds it to a few MiB for 0.1 s a million samples.
+    """
+    with open(path, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        # mmap refuses an empty file: a unit of empty samples (or spans of none) reads nothing.
+        data = mmap.mmap(handle.fileno(), size or 1, access=mmap.ACCESS_READ) if size else None
+        try:
+            yield data if data is not None else mmap.mmap(-1, 1)
+        finally:
+            if data is not None:
+                data.close()
 
 
 def _places(packing: Packing, rows_per_shard: int) -> Places:
