@@ -69,7 +69,8 @@ SOURCE_SAMPLE_ID = "source_sample_id"
 ROW_START = "row_start"
 """The key a packed build adds after :data:`KEYS`: the sample's first slot in its row."""
 PENDING = ".sample_index.partial"
-_BLOCK = 4 << 20
+_BLOCK = 1 << 20
+"""Bytes of pending lines placed at a time (their Python objects cost several times that)."""
 _SAMPLE_ID, _HASH, _TOKEN_COUNT, _UNIT_SIZE, _SOURCE_FILE, _SOURCE_LINE = (
     f'"{key}":' for key in KEYS[:6]
 )
@@ -121,35 +122,37 @@ class SampleIndexWriter:
 
     def place_pending(
         self,
-        unit_sizes: np.ndarray,
+        unit_sizes: Sequence[int],
+        units: np.ndarray,
         shard_numbers: np.ndarray,
         shard_rows: np.ndarray,
         row_starts: np.ndarray,
     ) -> None:
-        """Write sample_index.jsonl from the pending lines, each sample's place (by id) added."""
+        """Write sample_index.jsonl from the pending lines, each sample's place (by id) added:
+        ``units`` indexes ``unit_sizes``."""
         self._pending.close()
         self.file = durable.HashedFile(self._directory / FILENAME)
-        # Python lists a block at a time: whole columns of ints would cost ~100 bytes a sample.
-        places = (unit_sizes.astype(np.int64) << 32) | shard_numbers
-        # Each place's bytes up to its row, made once; bytes formatting beats str and encode.
-        heads = {
-            place: f',{_SHARD_PATH}"{shard_path(place >> 32, place & 0xFFFFFFFF)}",'
-            f"{_SHARD_ROW}".encode()
-            for place in np.unique(places).tolist()
-        }
+        # Each (unit, shard)'s bytes up to its row, made once; bytes formatting beats str and
+        # encode. Python lists a block at a time: whole columns would cost ~100 bytes a sample.
+        heads: dict[int, bytes] = {}
         tail = b"%s%s%d," + _ROW_START.encode() + b"%d}\n"
         at = 0
         with open(self._directory / PENDING, "rb") as handle:
             for block in _line_blocks(handle):
                 lines = block.split(b"\n")[:-1]
                 end = at + len(lines)
+                places = (units[at:end].astype(np.int64) << 32) | shard_numbers[at:end]
+                for place in np.unique(places).tolist():
+                    if place not in heads:
+                        path = shard_path(unit_sizes[place >> 32], place & 0xFFFFFFFF)
+                        heads[place] = f',{_SHARD_PATH}"{path}",{_SHARD_ROW}'.encode()
                 self.file.write(
                     b"".join(
                         [
                             tail % (line, heads[place], row, start)
                             for line, place, row, start in zip(
                                 lines,
-                                places[at:end].tolist(),
+                                places.tolist(),
                                 shard_rows[at:end].tolist(),
                                 row_starts[at:end].tolist(),
                                 strict=True,

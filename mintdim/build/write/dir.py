@@ -337,6 +337,7 @@ class OutputDirectory:
         """Pack every unit, write its rows and boundary index, then sample_index.jsonl with
         every sample's place."""
         units = np.concatenate(self._unit_of) if self._unit_of else np.empty(0, np.int32)
+        self._unit_of = []
         shard, row, start = (np.empty(units.size, dtype=np.int32) for _ in range(3))
         shards: list[ShardRecord] = []
         bounds: list[ShardRecord] = []
@@ -346,7 +347,7 @@ class OutputDirectory:
             shards += written
             bounds += bound
             shard[ids], row[ids], start[ids] = places.shard, places.row, places.start
-        self._samples.place_pending(self._sizes[units], shard, row, start)
+        self._samples.place_pending(self._sizes.tolist(), units, shard, row, start)
         return shards, bounds
 
     def _unit_ids(self, unit_size: int) -> np.ndarray:
@@ -360,12 +361,12 @@ class OutputDirectory:
         """stats.json's ``packing``: per unit, its rows against the fewest any packing needs."""
         if not self.plan.pack:
             return None
-        packed = [w for w in self._units if w.packing is not None and w.samples]
+        packed = [w for w in self._units if w.samples]
         return {
             "algorithm": ALGORITHM,
             "version": VERSION,
-            "rows": {str(w.unit_size): w.packing.rows for w in packed},
-            "lower_bound_rows": {str(w.unit_size): w.packing.lower_bound for w in packed},
+            "rows": {str(w.unit_size): w.rows for w in packed},
+            "lower_bound_rows": {str(w.unit_size): w.lower_bound for w in packed},
         }
 
     def finished_stats(self) -> dict[str, object]:

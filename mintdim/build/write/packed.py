@@ -67,7 +67,10 @@ class PackedUnitWriter:
         self.unit_path = unit_path
         self.unit_size = unit_size
         self.samples = 0
-        self.packing: Packing | None = None
+        self.rows = 0
+        """Rows written (set by ``finish``)."""
+        self.lower_bound = 0
+        """The fewest rows any packing of the unit could use (set by ``finish``)."""
         self._dtype = dtype
         self._pad_id = pad_id
         self._span_width = span_width
@@ -93,7 +96,8 @@ class PackedUnitWriter:
         self._close_partial()
         lengths = np.concatenate(self._lengths) if self._lengths else np.empty(0, np.int32)
         self._lengths = []
-        self.packing = packing = pack(lengths, self.unit_size)
+        packing = pack(lengths, self.unit_size)
+        self.rows, self.lower_bound = packing.rows, packing.lower_bound
         if lengths.size:
             self._write_rows(packing, lengths)
         shards = self._shards.finish()
