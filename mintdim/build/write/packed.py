@@ -7,19 +7,19 @@ packs the lengths, writes the rows through the unit's ordinary shard writer (fix
 ``samples_per_shard`` rows per shard), writes the boundary index (``formats/boundaries.py``),
 removes the hidden files and gives each sample's place for ``sample_index.jsonl``.
 
-Memory: 4 bytes per sample while the build runs (its length), the packing's arrays at the end.
-The rows are made a block at a time from the memory-mapped file, so a unit of any size fits.
+Memory: 4 bytes per sample while the build runs (its length), the packing's int32 arrays at the
+end. The rows are made a block at a time, each sample read from the file into its place, while
+a thread hashes and writes the block before: a unit of any size fits, and a 1M-sample build's
+main process peaked 55 bytes a sample above an unpacked one (benchmarks/packed_build.py).
 A failed build leaves the hidden files inside its failed unit directory, which a resumed build
 clears with everything else.
 """
 
 from __future__ import annotations
 
-import mmap
+import errno
 import os
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,8 +34,6 @@ __all__ = ["PackedUnitWriter", "Places"]
 
 TOKENS = ".tokens.partial"
 SPANS = ".spans.partial"
-_UNMAP_EVERY = 64
-"""Samples copied from the mapped file between two ``MADV_DONTNEED`` (``_mapped``)."""
 _BLOCK_SLOTS = 1 << 21
 """Slots of the rows made at a time (4 MiB of uint16): big enough for numpy, small for memory."""
 
@@ -143,27 +141,28 @@ class PackedUnitWriter:
         rows_of = np.repeat(np.arange(last - first, dtype=np.int64), per_row)
         targets = rows_of * width + packing.starts[lo:hi]
         rows = np.full((last - first) * width, self._pad_id, dtype=self._dtype)
-        # One slice copy per sample: 0.5-0.7 us a sample, where index arrays over every token
-        # (np.take of spread slots) took 1 us at 25 tokens and 5 us at 160.
-        with _mapped(self.unit_path / TOKENS) as data:
-            tokens = np.frombuffer(data, dtype=self._dtype)
-            places = zip(
-                targets.tolist(),
-                source[samples].tolist(),
-                packing.lengths[lo:hi].tolist(),
+        # One read per sample, straight into its place in the rows: 1.1 us a sample. Index
+        # arrays over every token (np.take) took 1-5 us, and a mapping of the file 2.2 us with
+        # the unmapping its pages need (a block's samples lie anywhere in the file, and every
+        # page a fault maps counts in the process's memory: the whole file, read whole).
+        itemsize = self._dtype.itemsize
+        out = memoryview(rows).cast("B")
+        with open(self.unit_path / TOKENS, "rb", buffering=0) as handle:
+            fd = handle.fileno()
+            for target, start, size in zip(
+                (targets * itemsize).tolist(),
+                (source[samples] * itemsize).tolist(),
+                (packing.lengths[lo:hi].astype(np.int64) * itemsize).tolist(),
                 strict=True,
-            )
-            for number, (target, start, size) in enumerate(places, start=1):
-                rows[target : target + size] = tokens[start : start + size]
-                if not number % _UNMAP_EVERY:
-                    data.madvise(mmap.MADV_DONTNEED)
-            del tokens
+            ):
+                if os.preadv(fd, [out[target : target + size]], start) != size:
+                    raise OSError(errno.EIO, f"{TOKENS}: a short read", str(self.unit_path))
         records = None
         if self._spans is not None:
-            with _mapped(self.unit_path / SPANS) as data:
-                flat = np.frombuffer(data, dtype=spans_format.DTYPE)
-                records = spans_format.read_records(flat, 1 + self._span_width)[samples]
-                del flat
+            # Span records are few and small: a read-only map, dropped with the block.
+            flat = np.memmap(self.unit_path / SPANS, dtype=spans_format.DTYPE, mode="r")
+            records = spans_format.read_records(flat, 1 + self._span_width)[samples]
+            del flat
         return rows.reshape(-1, width), records, per_row
 
     def _close_partial(self) -> None:
@@ -176,27 +175,6 @@ class PackedUnitWriter:
         """Close the open files without finishing them (the build failed)."""
         self._close_partial()
         self._shards.abort()
-
-
-@contextmanager
-def _mapped(path: Path) -> Iterator[mmap.mmap]:
-    """``path`` mapped for one block of rows, dropped after it.
-
-    A block's samples lie anywhere in the file, each page fault maps the pages around it too
-    (Linux fault-around, 64 KiB, whatever ``MADV_RANDOM`` says), and mapped pages count in the
-    process's memory: read whole, a 1M-sample unit's file (320 MB) was all counted. So the
-    caller also drops the pages every ``_UNMAP_EVERY`` samples (``MADV_DONTNEED``: they stay in
-    the page cache, only unmapped), which holds it to a few MiB for 0.1 s a million samples.
-    """
-    with open(path, "rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
-        # mmap refuses an empty file: a unit of empty samples (or spans of none) reads nothing.
-        data = mmap.mmap(handle.fileno(), size or 1, access=mmap.ACCESS_READ) if size else None
-        try:
-            yield data if data is not None else mmap.mmap(-1, 1)
-        finally:
-            if data is not None:
-                data.close()
 
 
 def _places(packing: Packing, rows_per_shard: int) -> Places:
