@@ -13,7 +13,9 @@ switch from ``units=small`` to ``units=packed``: ``--sizes`` of small, ``--packe
 exact peak RSS of the main process and of its largest worker), the two alternating within each
 round (the order flips every round).
 
-Printed: per round the wall seconds of both and their ratio; the median ratio over rounds;
+Printed: per round the wall seconds of both and their ratio, their CPU seconds (the main process
+and its workers: steadier than the wall clock on a machine doing other work) and that ratio, and
+the share of the cores other processes used meanwhile; the median ratios over rounds;
 the peak RSS of the main process of each (max over rounds) and the difference per sample; the
 padding and, for the packed build, its rows against the lower bound.
 """
@@ -104,11 +106,16 @@ def main(argv: list[str] | None = None) -> None:
             runs[pack].append(result)
         plain, packed = runs[False][-1], runs[True][-1]
         print(
-            f"round {number + 1}: unpacked {plain['seconds']:.2f} s, packed "
-            f"{packed['seconds']:.2f} s, ratio {packed['seconds'] / plain['seconds']:.3f}",
+            f"round {number + 1}: unpacked {plain['seconds']:.2f} s ({plain['child_cpu']:.2f} s "
+            f"CPU), packed {packed['seconds']:.2f} s ({packed['child_cpu']:.2f} s CPU), ratio "
+            f"{packed['seconds'] / plain['seconds']:.3f} wall, "
+            f"{packed['child_cpu'] / plain['child_cpu']:.3f} CPU; others' CPU "
+            f"{plain['foreign_cpu_share']:.0%} / {packed['foreign_cpu_share']:.0%}",
             flush=True,
         )
-    ratios = [b["seconds"] / a["seconds"] for a, b in zip(runs[False], runs[True], strict=True)]
+    pairs = list(zip(runs[False], runs[True], strict=True))
+    ratios = [b["seconds"] / a["seconds"] for a, b in pairs]
+    cpu_ratios = [b["child_cpu"] / a["child_cpu"] for a, b in pairs]
     peak = {pack: max(r["peak_rss_kb"] for r in runs[pack]) for pack in runs}
     per_sample = (peak[True] - peak[False]) * 1024 / args.samples
     packed = runs[True][-1]
@@ -117,6 +124,8 @@ def main(argv: list[str] | None = None) -> None:
     print(
         f"\nmedian packed/unpacked time: {statistics.median(ratios):.3f} (goal <= {GOAL_RATIO}); "
         f"rounds {', '.join(f'{r:.3f}' for r in ratios)}\n"
+        f"median packed/unpacked CPU (main process and workers): "
+        f"{statistics.median(cpu_ratios):.3f}; rounds {', '.join(f'{r:.3f}' for r in cpu_ratios)}\n"
         f"peak RSS of the main process: unpacked {peak[False] / 1024:.1f} MiB, packed "
         f"{peak[True] / 1024:.1f} MiB: {per_sample:+.1f} B a sample "
         f"(goal <= {GOAL_BYTES_PER_SAMPLE})\n"
