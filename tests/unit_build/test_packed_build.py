@@ -23,7 +23,7 @@ from mintdim.check.verify import verify_build
 from mintdim.cli import main
 from mintdim.read.reader import open_build
 from tests.unit_build.helpers import reference_encoder, tree_bytes, write_jsonl
-from tests.unit_build.test_packing import brute_force
+from tests.unit_build.test_packing import brute_force, polished
 from tests.waiting import wait_for
 
 DEMO = Path(mintdim.__file__).parent / "demo"
@@ -121,14 +121,15 @@ def test_every_sample_is_whole_in_one_row_exactly_its_reference_tokens(tmp_path)
     assert verify_build(out).ok
 
 
-def test_the_rows_are_brute_force_best_fit_decreasing_of_each_unit(tmp_path):
+def test_the_rows_are_brute_force_best_fit_decreasing_polished_of_each_unit(tmp_path):
     packed_job(tmp_path / "p", files=(ALPACA, GSM8K)).run(workers=1, progress=False)
     build = open_build(tmp_path / "p")
     index = [json.loads(line) for line in (tmp_path / "p/sample_index.jsonl").open()]
     for size in build.units:
         members = [r["sample_id"] for r in index if r["unit_size"] == size]
         lengths = [r["token_count"] for r in index if r["unit_size"] == size]
-        want = [[members[i] for i in row] for row in brute_force(lengths, size)]
+        rows = polished(lengths, brute_force(lengths, size), size)
+        want = [[members[i] for i in row] for row in rows]
         got = [build.row_samples(size, r)["sample_id"].tolist() for r in range(len(want))]
         assert got == want and build.records()[size] == len(want)
 

@@ -6,7 +6,11 @@ last. ``pack`` decides the rows from the samples' token counts alone:
 - samples are taken longest first, ties by sample id (the position in ``lengths``);
 - each goes to the open row with the least room that still holds it (best fit); among rows
   with that same room, to the one that reached it last; when no row holds it, a new row opens;
-- rows are numbered in the order they open, and a row's samples are in the order they came.
+- rows are numbered in the order they open, and a row's samples are in the order they came
+  (longest first, ties by sample id);
+- a unit of at most ``POLISH_SAMPLES`` samples whose rows exceed the lower bound is then
+  polished (``_polish``): samples move or trade places towards fuller rows until rows empty
+  out, and the rows that kept samples are numbered again in order.
 
 So the rows depend only on the list of ``(sample id, token count)``: never on workers, batches,
 pieces or executor. A sample is never split; one longer than ``W`` is the caller's to refuse.
@@ -32,8 +36,8 @@ import numpy as np
 __all__ = ["ALGORITHM", "VERSION", "Packing", "pack", "spread"]
 
 ALGORITHM = "best-fit-decreasing"
-VERSION = 1
-"""Bumped whenever a change could move any sample to another row or place."""
+VERSION = 2
+"""Bumped whenever a change could move any sample to another row or place (2: the polish)."""
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -91,6 +95,8 @@ def pack(lengths: np.ndarray, width: int) -> Packing:
     # dropped as soon as they are used: a build packs millions of samples in its main process.)
     order = np.argsort(-lengths, kind="stable")
     row_of = _place(lengths[order], width)
+    if row_of.size and row_of.size <= POLISH_SAMPLES:
+        row_of = _polish(lengths[order].astype(np.int64), row_of.astype(np.int64), width)
     # Rows in the order they opened, each row's samples in the order they came (stable).
     samples = order[np.argsort(row_of, kind="stable")].astype(np.int32)
     del order
@@ -104,6 +110,9 @@ def pack(lengths: np.ndarray, width: int) -> Packing:
     return Packing(width, offsets, samples, ends.astype(np.int32), sizes)
 
 
+POLISH_SAMPLES = 50_000
+"""Units of at most this many samples are polished after best-fit decreasing (``_polish``)."""
+_POLISH_PASSES = 64
 _PLACE_BLOCK = 1 << 16
 """Sizes read into a Python list at a time (the loop reads lists fastest; a block at a time, a
 million samples never hold a million int objects at once)."""
@@ -160,6 +169,64 @@ def _place(ordered: np.ndarray, width: int) -> np.ndarray:
                 bisect.insort(rooms, room)
             bucket[room].append(row)
     return placed
+
+
+def _polish(sizes: np.ndarray, row_of: np.ndarray, width: int) -> np.ndarray:
+    """Fewer rows where best-fit decreasing left room spread over many: each sample's row,
+    renumbered from 0 in the order of the rows that kept samples.
+
+    ``sizes`` are longest first (ties by sample id), ``row_of`` their rows. A pass takes the
+    rows emptiest first (ties by row number) and each of their samples longest first: it moves
+    to the row with the least room that holds it among rows at least as full as its own (ties
+    by row number), else trades places with the shorter sample of such a row that leaves that
+    row the least room (ties by order) while the row still holds it. Both make full rows fuller
+    and empty ones emptier, so rows empty out; passes repeat until one changes nothing (at
+    most ``_POLISH_PASSES``). Each step looks at every sample (numpy, O(n)), so only units of
+    at most ``POLISH_SAMPLES`` samples are polished: on xquad_th (1,174 Thai contexts of
+    1,000-3,700 byte-level tokens) it takes best-fit decreasing's 450 rows to 445 (the bound is
+    440) in 0.12 s; short samples already sit at the bound.
+    """
+    rows = int(row_of.max()) + 1
+    if rows <= -(-int(sizes.sum()) // width):
+        return row_of  # at the lower bound: nothing to gain
+    fill = np.bincount(row_of, weights=sizes, minlength=rows).astype(np.int64)
+    for _ in range(_POLISH_PASSES):
+        changed = False
+        for own in np.argsort(fill, kind="stable").tolist():
+            for i in np.flatnonzero(row_of == own).tolist():
+                changed |= _improve(i, own, sizes, row_of, fill, width)
+        if not changed:
+            break
+    _, row_of = np.unique(row_of, return_inverse=True)  # emptied rows drop out, in order
+    return row_of.astype(np.int32)
+
+
+def _improve(
+    i: int, own: int, sizes: np.ndarray, row_of: np.ndarray, fill: np.ndarray, width: int
+) -> bool:
+    """One move or trade for sample ``i`` of row ``own`` (``_polish``); whether one was made."""
+    size = int(sizes[i])
+    room = width - fill
+    fuller = fill >= fill[own]
+    fits = fuller & (room >= size)
+    fits[own] = False
+    if fits.any():
+        target = int(np.flatnonzero(fits)[np.argmin(room[fits])])
+        row_of[i] = target
+        fill[own] -= size
+        fill[target] += size
+        return True
+    rooms = room[row_of]
+    trades = (row_of != own) & fuller[row_of] & (sizes < size) & (sizes >= size - rooms)
+    if not trades.any():
+        return False
+    candidates = np.flatnonzero(trades)
+    other = int(candidates[np.argmin(rooms[candidates] - (size - sizes[candidates]))])
+    target, swapped = int(row_of[other]), int(sizes[other])
+    row_of[i], row_of[other] = target, own
+    fill[own] += swapped - size
+    fill[target] += size - swapped
+    return True
 
 
 def spread(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
