@@ -59,7 +59,7 @@ class Runs:
     @functools.cached_property
     def starts(self) -> np.ndarray:
         """Each run's first flat slot."""
-        return np.cumsum(self.lengths) - self.lengths
+        return np.cumsum(self.lengths, dtype=np.int32) - self.lengths
 
     @functools.cached_property
     def pad_slots(self) -> np.ndarray:
@@ -73,7 +73,7 @@ class Runs:
 
     def position_ids(self) -> np.ndarray:
         """int32 [B, W]: each slot's distance from its run's start, 0 on PAD."""
-        positions = np.repeat(self.starts.astype(np.int32), self.lengths)
+        positions = np.repeat(self.starts, self.lengths)
         np.subtract(_slots(positions.size), positions, out=positions)
         pads = np.flatnonzero(self.values == 0)
         if pads.size > _SLICED_PADS:
@@ -130,13 +130,13 @@ class RowRuns:
     def __init__(self, segments: np.ndarray, fill: np.ndarray, width: int) -> None:
         """``segments``: every entry of the unit's rows (row numbers in the first column)."""
         runs, run_row = Runs.of_rows(segments, fill, width)
-        self.lengths, self.values, self.width = runs.lengths, runs.values, width
-        self.offsets = np.searchsorted(run_row, np.arange(fill.size + 1))
+        self.lengths, self.values, self.width = runs.lengths.astype(np.int32), runs.values, width
+        offsets = np.searchsorted(run_row, np.arange(fill.size + 1))
+        self.first, self.counts = offsets[:-1], np.diff(offsets)
 
     def take(self, rows: np.ndarray) -> Runs:
         """The runs of a batch of these rows (unit row numbers), in order."""
-        first = self.offsets[rows]
-        picked = spread(first, self.offsets[rows + 1] - first)
+        picked = spread(self.first[rows], self.counts[rows])
         return Runs(self.lengths[picked], self.values[picked], rows.size, self.width)
 
 
