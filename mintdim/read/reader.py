@@ -162,10 +162,7 @@ class UnitBuild:
             for column, key in enumerate(("start", "length", "sample_id"), start=1):
                 table[:, column] = bounds.entries[key]
             offsets = np.array(bounds.offsets, dtype=np.int64)
-            last = offsets[1:] - 1
-            held = last >= offsets[:-1]
-            fill = np.where(held, table[last, 1] + table[last, 2], 0)
-            self._rows[unit_size] = RowColumns(offsets, table, fill)
+            self._rows[unit_size] = RowColumns(offsets, table, bounds.fill())
         return self._rows[unit_size]
 
     def segments(self, sample_id: int) -> list[tuple[str, int, int]]:

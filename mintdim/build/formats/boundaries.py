@@ -65,9 +65,38 @@ class Boundaries:
         """Rows of the unit."""
         return int(self.offsets.size - 1)
 
+    @property
+    def sample_id(self) -> np.ndarray:
+        """int64 [samples]: each entry's sample id."""
+        return self.entries["sample_id"]
+
+    @property
+    def start(self) -> np.ndarray:
+        """int32 [samples]: each entry's first slot in its row."""
+        return self.entries["start"]
+
+    @property
+    def length(self) -> np.ndarray:
+        """int32 [samples]: each entry's token count."""
+        return self.entries["length"]
+
     def row_of(self) -> np.ndarray:
         """int64 [samples]: each entry's row."""
         return np.repeat(np.arange(self.rows, dtype=np.int64), np.diff(self.offsets))
+
+    def fill(self) -> np.ndarray:
+        """int64 [rows]: the slot after each row's last sample (0 for an empty row)."""
+        last = self.offsets[1:] - 1
+        held = last >= self.offsets[:-1]
+        at = np.maximum(last, 0)
+        return np.where(held, self.start[at].astype(np.int64) + self.length[at], 0)
+
+    def first_ids(self) -> np.ndarray:
+        """int64 [rows]: each row's first sample id (-1 for an empty row)."""
+        held = np.diff(self.offsets) > 0
+        ids = np.full(self.rows, -1, dtype=np.int64)
+        ids[held] = self.sample_id[self.offsets[:-1][held]]
+        return ids
 
 
 def write(

@@ -18,10 +18,10 @@ import numpy as np
 import orjson
 
 from mintdim.build.formats import sample_index
+from mintdim.build.formats.boundaries import Boundaries
 from mintdim.build.formats.shards import shard_path
 from mintdim.check.report import SHOWN_PER_CHECK, VerifyReport
 from mintdim.check.verify.manifest import Build
-from mintdim.check.verify.packed import Rows
 from mintdim.shared import durable
 
 __all__ = ["INDEX_BLOCK_BYTES", "Index", "IndexScan", "Lines", "check_sample_index", "parse_block"]
@@ -49,7 +49,7 @@ class Index:
 
 
 def check_sample_index(
-    build: Build, report: VerifyReport, pool: Executor, rows: dict[int, Rows] | None = None
+    build: Build, report: VerifyReport, pool: Executor, rows: dict[int, Boundaries] | None = None
 ) -> Index:
     """Read the index in blocks of whole lines (on ``pool``) and check whole columns at once;
     a packed build's samples are where its ``rows`` put them."""
@@ -104,7 +104,7 @@ class IndexScan:
     """Running state of the index check: where the writer puts the next sample of each unit."""
 
     def __init__(
-        self, build: Build, report: VerifyReport, rows: dict[int, Rows] | None = None
+        self, build: Build, report: VerifyReport, rows: dict[int, Boundaries] | None = None
     ) -> None:
         self.build = build
         self.report = report
@@ -126,7 +126,7 @@ class IndexScan:
         if build.packed:
             self.rows_at = self._packed_rows(rows or {})
 
-    def _packed_rows(self, rows: dict[int, Rows]) -> tuple[np.ndarray, np.ndarray]:
+    def _packed_rows(self, rows: dict[int, Boundaries]) -> tuple[np.ndarray, np.ndarray]:
         """Each packed row's fill and first sample as its shard record's count and id; each
         sample's row and start, by id (one that is no sample's, or twice: left out)."""
         count = sum(own.sample_id.size for own in rows.values())

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mintdim.build.formats.boundaries import Boundaries
 from mintdim.check.deep_verify import deep_check
 from mintdim.check.report import VerifyReport, apart
 from mintdim.check.verify.audit_indexes import (
@@ -29,7 +30,7 @@ from mintdim.check.verify.digests import Digests
 from mintdim.check.verify.files import check_audit_files, check_unlisted
 from mintdim.check.verify.index_scan import Index, check_sample_index
 from mintdim.check.verify.manifest import Build, read_manifest
-from mintdim.check.verify.packed import Rows, check_rows, read_rows
+from mintdim.check.verify.packed import check_rows, read_rows
 from mintdim.check.verify.shards import check_shards, early_shard_checks
 from mintdim.check.verify.spans import check_spans
 from mintdim.check.verify.stats import check_stats
@@ -60,7 +61,7 @@ class Run:
     digests: Digests = field(init=False)
     early: dict[int, tuple] = field(init=False)
     """Shards checked from the start on the shards' thread (:func:`early_shard_checks`)."""
-    rows: dict[int, Rows] = field(init=False)
+    rows: dict[int, Boundaries] = field(init=False)
     """A packed build's rows, by unit size (empty for an unpacked build)."""
     index: Index = field(init=False)
     duplicates: Future[tuple[list[list[int]], VerifyReport]] = field(init=False)

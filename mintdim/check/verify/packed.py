@@ -14,54 +14,23 @@ is in. Checked once the index is read (:func:`check_rows`):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from mintdim.build.formats import boundaries
+from mintdim.build.formats.boundaries import Boundaries
 from mintdim.build.units.packing import ALGORITHM, VERSION, pack
 from mintdim.check.report import SHOWN_PER_CHECK, VerifyReport
 from mintdim.check.verify.manifest import Build
 
-__all__ = ["Rows", "check_rows", "packing_stats", "read_rows"]
+__all__ = ["check_rows", "packing_stats", "read_rows"]
 
 
-@dataclass(frozen=True, slots=True)
-class Rows:
-    """One packed unit's boundary index as plain int64 arrays."""
-
-    offsets: np.ndarray
-    sample_id: np.ndarray
-    start: np.ndarray
-    length: np.ndarray
-
-    @property
-    def rows(self) -> int:
-        return int(self.offsets.size - 1)
-
-    def fill(self) -> np.ndarray:
-        """Per row: the slot after its last sample (0 for an empty row)."""
-        last = self.offsets[1:] - 1
-        held = last >= self.offsets[:-1]
-        return np.where(held, self.start[np.maximum(last, 0)] + self.length[np.maximum(last, 0)], 0)
-
-    def row_of(self) -> np.ndarray:
-        return np.repeat(np.arange(self.rows, dtype=np.int64), np.diff(self.offsets))
-
-    def first_ids(self) -> np.ndarray:
-        """Per row: its first sample's id (-1 for an empty row), for messages."""
-        held = np.diff(self.offsets) > 0
-        ids = np.full(self.rows, -1, dtype=np.int64)
-        ids[held] = self.sample_id[self.offsets[:-1][held]]
-        return ids
-
-
-def read_rows(build: Build, report: VerifyReport) -> dict[int, Rows]:
+def read_rows(build: Build, report: VerifyReport) -> dict[int, Boundaries]:
     """Each filled packed unit's rows; a unit whose index is missing or unreadable is reported
     and left out (its shards are then checked as if empty of samples)."""
     listed = {entry.path for entry in build.boundary_indexes}
     filled = {shard.unit for shard in build.shards}
-    found: dict[int, Rows] = {}
+    found: dict[int, Boundaries] = {}
     for size in build.sizes if build.packed else []:
         if size not in filled:
             continue
@@ -76,19 +45,13 @@ def read_rows(build: Build, report: VerifyReport) -> dict[int, Rows]:
         except (ValueError, OSError) as err:
             report.add("boundaries", paths[0], "index_line", line=1, problem=str(err))
             continue
-        entries = loaded.entries
-        found[size] = Rows(
-            np.array(loaded.offsets, dtype=np.int64),
-            np.array(entries["sample_id"], dtype=np.int64),
-            np.array(entries["start"], dtype=np.int64),
-            np.array(entries["length"], dtype=np.int64),
-        )
+        found[size] = loaded
     return found
 
 
 def check_rows(
     build: Build,
-    rows: dict[int, Rows],
+    rows: dict[int, Boundaries],
     units: np.ndarray,
     token_counts: np.ndarray,
     report: VerifyReport,
@@ -118,7 +81,7 @@ def check_rows(
 
 
 def _each_once(
-    own: Rows, members: np.ndarray, size: int, relative: str, report: VerifyReport
+    own: Boundaries, members: np.ndarray, size: int, relative: str, report: VerifyReport
 ) -> bool:
     """Whether the rows hold each of ``members`` exactly once (reported when not)."""
     ids, counts = np.unique(own.sample_id, return_counts=True)
@@ -138,7 +101,7 @@ def _each_once(
 
 
 def _layout(
-    own: Rows, token_counts: np.ndarray, size: int, relative: str, report: VerifyReport
+    own: Boundaries, token_counts: np.ndarray, size: int, relative: str, report: VerifyReport
 ) -> None:
     """Each row's samples back to back from 0, within the width, as long as their counts."""
     row_of = own.row_of()
@@ -161,7 +124,7 @@ def _layout(
             report.add("boundaries", relative, "row_layout", unit=size, row=row, problem=problem)
 
 
-def _first_difference(offsets: np.ndarray, ids: np.ndarray, own: Rows) -> int:
+def _first_difference(offsets: np.ndarray, ids: np.ndarray, own: Boundaries) -> int:
     """The first row whose samples differ between the expected packing and ``own``."""
     for row in range(max(offsets.size, own.offsets.size) - 1):
         if row + 1 >= offsets.size or row + 1 >= own.offsets.size:
@@ -173,7 +136,7 @@ def _first_difference(offsets: np.ndarray, ids: np.ndarray, own: Rows) -> int:
     return 0  # same samples, other starts: the layout check names the row
 
 
-def packing_stats(build: Build, rows: dict[int, Rows], tokens_by_unit: np.ndarray) -> dict:
+def packing_stats(build: Build, rows: dict[int, Boundaries], tokens_by_unit: np.ndarray) -> dict:
     """stats.json's ``packing`` as the rows give it (``tokens_by_unit``: by index into sizes)."""
     filled = {size: own for size, own in rows.items() if own.sample_id.size}
     tokens = dict(zip(build.sizes, tokens_by_unit.tolist(), strict=True))

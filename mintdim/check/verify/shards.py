@@ -11,11 +11,11 @@ from concurrent.futures import Executor
 import numpy as np
 
 from mintdim.build.formats import unit_index
+from mintdim.build.formats.boundaries import Boundaries
 from mintdim.build.formats.shards import shard_path
 from mintdim.check.report import SHOWN_PER_CHECK, VerifyReport
 from mintdim.check.verify.index_scan import Index
 from mintdim.check.verify.manifest import Build, Shard
-from mintdim.check.verify.packed import Rows
 from mintdim.shared import durable
 
 __all__ = ["check_records", "check_shard", "check_shards", "early_shard_checks"]
@@ -32,7 +32,7 @@ def check_shards(
     index: Index,
     report: VerifyReport,
     early: dict[int, tuple],
-    rows: dict[int, Rows] | None = None,
+    rows: dict[int, Boundaries] | None = None,
 ) -> dict[int, list[int]]:
     """Check each listed shard; return the UNK positions found, by sample id. A shard checked
     early (:func:`early_shard_checks`) with the token counts and sample ids the index gives
@@ -54,7 +54,7 @@ def check_shards(
 
 
 def _present_shards(
-    build: Build, index: Index, report: VerifyReport, rows: dict[int, Rows]
+    build: Build, index: Index, report: VerifyReport, rows: dict[int, Boundaries]
 ) -> Iterator[tuple]:
     """Each listed shard's entry checked against the writer's rolling of shards; yields the
     (manifest position, shard) of each whose file is there."""
@@ -102,14 +102,14 @@ def _present_shards(
         yield position, shard
 
 
-def _held(own: Rows | None, first_row: int, count: int) -> int:
+def _held(own: Boundaries | None, first_row: int, count: int) -> int:
     """Samples held by ``count`` rows of a packed unit from ``first_row``."""
     if own is None or first_row + count >= own.offsets.size:
         return 0
     return int(own.offsets[first_row + count] - own.offsets[first_row])
 
 
-def _locate(build: Build, shard: Shard, rows: dict[int, Rows]) -> Callable | None:
+def _locate(build: Build, shard: Shard, rows: dict[int, Boundaries]) -> Callable | None:
     """For a packed shard: ``(rows, slots) -> (sample ids, positions in them, their counts)``."""
     own = rows.get(shard.unit)
     number = _writer_number(shard)

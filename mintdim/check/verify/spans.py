@@ -5,16 +5,16 @@ from __future__ import annotations
 import numpy as np
 
 from mintdim.build.formats import spans
+from mintdim.build.formats.boundaries import Boundaries
 from mintdim.check.report import SHOWN_PER_CHECK, VerifyReport
 from mintdim.check.verify.index_scan import Index
 from mintdim.check.verify.manifest import Build, Shard
-from mintdim.check.verify.packed import Rows
 
 __all__ = ["check_spans"]
 
 
 def check_spans(
-    build: Build, index: Index, report: VerifyReport, rows: dict[int, Rows] | None = None
+    build: Build, index: Index, report: VerifyReport, rows: dict[int, Boundaries] | None = None
 ) -> None:
     """Each shard's spans file: listed, intact, and each record's stops rising to its count (a
     packed shard's: one record per sample its rows hold, row after row)."""
@@ -62,7 +62,7 @@ def check_spans(
             )
 
 
-def _packed_samples(build: Build, shard: Shard, own: Rows | None) -> tuple[np.ndarray, ...]:
+def _packed_samples(build: Build, shard: Shard, own: Boundaries | None) -> tuple[np.ndarray, ...]:
     """The token counts and ids of the samples a packed shard's rows hold, in order."""
     name = shard.path.rpartition("_")[2].removesuffix(".bin")
     if own is None or not name.isdigit() or shard.rows is None:

@@ -9,10 +9,11 @@ import numpy as np
 import orjson
 
 from mintdim.build.formats import histogram, stats
+from mintdim.build.formats.boundaries import Boundaries
 from mintdim.check.report import VerifyReport
 from mintdim.check.verify.index_scan import Index
 from mintdim.check.verify.manifest import Build
-from mintdim.check.verify.packed import Rows, packing_stats
+from mintdim.check.verify.packed import packing_stats
 from mintdim.shared import durable
 
 __all__ = ["check_stats"]
@@ -24,7 +25,7 @@ def check_stats(
     unks: dict[int, list[int]],
     groups: list[list[int]],
     report: VerifyReport,
-    rows: dict[int, Rows] | None = None,
+    rows: dict[int, Boundaries] | None = None,
 ) -> None:
     """Recount stats.json from the index, the shards' UNK ids and the duplicate groups (and a
     packed build's ``rows``)."""
