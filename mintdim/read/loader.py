@@ -33,6 +33,7 @@ sampler=loader.remaining(), num_workers=2)`` works without MintDim importing tor
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 from collections.abc import Callable, Iterator, Sequence
@@ -140,15 +141,10 @@ class UnitBatch:
     """
 
     unit_size: int
-    sample_ids: np.ndarray
-    """int64: each record's sample id in its build ([B]); a packed build's: every sample of
-    the batch, row after row ([S], ``segments[:, 3]``)."""
     input_ids: np.ndarray
     """[B, unit_size]: tokens then PAD (a packed row: whole samples back to back, then PAD)."""
     lengths: np.ndarray
     """int64 [B]: tokens before PAD."""
-    segments: np.ndarray
-    """int64 [S, 4]: ``(row, start, length, sample_id)`` of every sample, row after row."""
     packed: bool
     source: int
     """Index of the build in the loader's list (0 for a single build)."""
@@ -167,6 +163,28 @@ class UnitBatch:
 
     row_runs: tuple[RowRuns, np.ndarray] | None = field(default=None, repr=False)
     """A packed batch's unit runs and its rows in the unit: its runs are their slices."""
+    find: Callable[[], np.ndarray] | None = field(default=None, repr=False)
+    """Makes ``segments`` when first asked for (the loader's; none after pickling)."""
+
+    def __getstate__(self) -> dict:
+        # Sent to another process (a DataLoader's workers): the segments go made, without the
+        # loader that finds them or the unit's runs (the runs come from the segments there).
+        state = dict(self.__dict__)
+        state["segments"] = self.segments
+        state["find"] = state["row_runs"] = None
+        state.pop("_runs", None)
+        return state
+
+    @cached_property
+    def segments(self) -> np.ndarray:
+        """int64 [S, 4]: ``(row, start, length, sample_id)`` of every sample, row after row."""
+        return self.find()
+
+    @cached_property
+    def sample_ids(self) -> np.ndarray:
+        """int64: each record's sample id in its build ([B]); a packed build's: every sample of
+        the batch, row after row ([S], ``segments[:, 3]``)."""
+        return self.segments[:, 3].copy()
 
     @cached_property
     def _runs(self) -> Runs:
@@ -183,7 +201,7 @@ class UnitBatch:
     @cached_property
     def position_ids(self) -> np.ndarray:
         """int32 [B, unit_size]: 0, 1, ... restarting at each sample, 0 on PAD."""
-        return self._runs.position_ids()
+        return self._runs.position_ids(self.lengths)
 
     @cached_property
     def cu_seqlens(self) -> np.ndarray:
@@ -200,6 +218,9 @@ class UnitBatch:
     def loss_tokens(self) -> int:
         """Labels the model's shifted loss uses in this batch: not ``ignore_id``, from a row's
         position 1 on."""
+        if self.target_mask is None and self.row_runs is not None:
+            unit, rows = self.row_runs
+            return int(unit.loss[rows].sum())
         if self.target_mask is None:  # every token but each sample's first (rows.loss_tokens)
             return loss_tokens(self.segments[:, 2])
         return int(np.count_nonzero(self.labels[:, 1:] != self.ignore_id))
@@ -228,8 +249,7 @@ class UnitBatch:
             flat[self._runs.pad_slots] = self.ignore_id
         else:
             labels[~self.target_mask] = self.ignore_id
-        held = self.segments[self.segments[:, 2] > 0]
-        flat[held[:, 0] * self.unit_size + held[:, 1]] = self.ignore_id
+        flat[self._runs.sample_starts()] = self.ignore_id
         return labels
 
 
@@ -344,32 +364,36 @@ class UnitLoader:
             input_ids = np.empty((0, unit), build.dtype)
         if self.options.widen:
             input_ids = input_ids.astype(np.int64)
-        segments, lengths, entries = self._segments(planned)
         step_loss = None
         if planned.step_end:
-            before = self._window(position)[:-1]
-            step_loss = self._loss_tokens(planned, (segments, lengths, entries))
-            step_loss += sum(self._loss_tokens(self._batches()[k]) for k in before)
-        return UnitBatch(
+            window = self._window(position)
+            step_loss = sum(self._loss_tokens(self._batches()[k]) for k in window)
+        if build.packed:
+            lengths = build.row_columns(unit).fill[positions]
+        else:
+            lengths = build.unit_columns(unit)[1][positions]
+        batch = UnitBatch(
             unit_size=unit,
-            sample_ids=segments[:, 3] if build.packed else segments[:, 3].copy(),
             input_ids=input_ids,
             lengths=lengths,
-            segments=segments,
             packed=build.packed,
             source=source,
             epoch=self.epoch,
             position=position,
             step_end=planned.step_end,
             ignore_id=self.options.ignore_id,
-            target_mask=(
-                None
-                if self.options.targets is None
-                else self._target_mask(planned, segments, entries)
-            ),
             step_loss_tokens=step_loss,
             row_runs=(build.row_runs(unit), positions) if build.packed else None,
+            find=functools.partial(self._segments_only, planned),
         )
+        if self.options.targets is not None:
+            segments, _, entries = self._segments(planned)
+            batch.segments = segments
+            batch.target_mask = self._target_mask(planned, segments, entries)
+        return batch
+
+    def _segments_only(self, planned: _Planned) -> np.ndarray:
+        return self._segments(planned)[0]
 
     def _segments(self, planned: _Planned) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The batch's segments ``[S, 4]``, its rows' fill, and each segment's entry: its
@@ -400,12 +424,15 @@ class UnitLoader:
             start -= 1
         return range(start, position + 1)
 
-    def _loss_tokens(self, planned: _Planned, found: tuple | None = None) -> int:
-        """A batch's ``loss_tokens`` from its segments (``found``: ``_segments``'s, when known)
-        and span records, no token read."""
-        segments, _, entries = found or self._segments(planned)
+    def _loss_tokens(self, planned: _Planned) -> int:
+        """A batch's ``loss_tokens`` from its rows, or its segments and span records: no token
+        read."""
+        build = self.builds[planned.source]
         if self.options.targets is None:
-            return loss_tokens(segments[:, 2])
+            if build.packed:
+                return int(build.row_runs(planned.unit_size).loss[planned.positions].sum())
+            return loss_tokens(build.unit_columns(planned.unit_size)[1][planned.positions])
+        segments, _, entries = self._segments(planned)
         records = self._span_records(planned, entries)
         return loss_tokens(segments[:, 2], records, self._wanted_segments(planned.source))
 

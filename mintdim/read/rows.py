@@ -27,7 +27,7 @@ from mintdim.build.units.packing import spread
 __all__ = ["RowRuns", "Runs", "loss_tokens", "target_positions"]
 
 _SLICED_PADS = 32
-"""Up to this many PAD runs a batch's positions are zeroed a run at a time (packed rows)."""
+"""Up to this many rows a batch's PAD positions are zeroed a row at a time."""
 
 
 class Runs:
@@ -71,19 +71,22 @@ class Runs:
         """int32 [B, W]."""
         return np.repeat(self.values, self.lengths).reshape(self.rows, self.width)
 
-    def position_ids(self) -> np.ndarray:
-        """int32 [B, W]: each slot's distance from its run's start, 0 on PAD."""
+    def position_ids(self, fill: np.ndarray) -> np.ndarray:
+        """int32 [B, W]: each slot's distance from its run's start, 0 on PAD (from ``fill``,
+        each row's tokens before it)."""
         positions = np.repeat(self.starts, self.lengths)
         np.subtract(_slots(positions.size), positions, out=positions)
-        pads = np.flatnonzero(self.values == 0)
-        if pads.size > _SLICED_PADS:
-            positions[self.pad_slots] = 0
-        else:  # a few wide rows: a slice store per PAD run beats building their slots
-            for start, length in zip(
-                self.starts[pads].tolist(), self.lengths[pads].tolist(), strict=True
-            ):
-                positions[start : start + length] = 0
-        return positions.reshape(self.rows, self.width)
+        positions = positions.reshape(self.rows, self.width)
+        if self.rows > _SLICED_PADS:
+            positions.reshape(-1)[self.pad_slots] = 0
+        else:  # a few wide rows: a slice store per row's PAD beats building their slots
+            for row, end in enumerate(fill.tolist()):
+                positions[row, end:] = 0
+        return positions
+
+    def sample_starts(self) -> np.ndarray:
+        """The flat slot of each sample's first token."""
+        return self.starts[self.values > 0]
 
     def cu_seqlens(self) -> np.ndarray:
         """int32 [sequences + 1]."""
@@ -133,6 +136,10 @@ class RowRuns:
         self.lengths, self.values, self.width = runs.lengths.astype(np.int32), runs.values, width
         offsets = np.searchsorted(run_row, np.arange(fill.size + 1))
         self.first, self.counts = offsets[:-1], np.diff(offsets)
+        # Per row: labels its shifted loss uses, every token but each sample's first.
+        held = self.values > 0
+        per_run = np.where(held, self.lengths.astype(np.int64) - 1, 0)
+        self.loss = np.bincount(run_row, weights=per_run, minlength=fill.size).astype(np.int64)
 
     def take(self, rows: np.ndarray) -> Runs:
         """The runs of a batch of these rows (unit row numbers), in order."""

@@ -146,3 +146,26 @@ def test_ranks_resume_mixture_and_tokens_per_batch(builds):
         assert np.array_equal(old.input_ids, new.input_ids)
         assert np.array_equal(old.segments, new.segments)
     assert sum(records.values()) == sum(b.input_ids.shape[0] for b in packed.loader(batch_size=1))
+
+
+def test_a_batch_pickles_with_its_segments_not_its_loader(builds):
+    """A DataLoader's workers send batches back pickled: the segments go made, and every array
+    packed training uses comes out the same on the other side."""
+    import pickle
+
+    packed, _ = builds
+    for batch in list(packed.loader(batch_size=3, accum_steps=2))[:4]:
+        data = pickle.dumps(batch)
+        assert len(data) < 4 * batch.input_ids.nbytes  # not the unit's runs nor the loader
+        copy = pickle.loads(data)
+        for name in (
+            "segments",
+            "sample_ids",
+            "segment_ids",
+            "position_ids",
+            "cu_seqlens",
+            "labels",
+        ):
+            assert np.array_equal(getattr(copy, name), getattr(batch, name)), name
+        assert (copy.loss_tokens, copy.max_seqlen) == (batch.loss_tokens, batch.max_seqlen)
+        assert copy.step_loss_tokens == batch.step_loss_tokens
