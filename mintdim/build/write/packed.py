@@ -146,23 +146,24 @@ class PackedUnitWriter:
         # the unmapping its pages need (a block's samples lie anywhere in the file, and every
         # page a fault maps counts in the process's memory: the whole file, read whole).
         itemsize = self._dtype.itemsize
-        out = memoryview(rows).cast("B")
-        with open(self.unit_path / TOKENS, "rb", buffering=0) as handle:
-            fd = handle.fileno()
-            for target, start, size in zip(
-                (targets * itemsize).tolist(),
-                (source[samples] * itemsize).tolist(),
-                (packing.lengths[lo:hi].astype(np.int64) * itemsize).tolist(),
-                strict=True,
-            ):
-                if os.preadv(fd, [out[target : target + size]], start) != size:
-                    raise OSError(errno.EIO, f"{TOKENS}: a short read", str(self.unit_path))
+        _read_into(
+            self.unit_path / TOKENS,
+            memoryview(rows).cast("B"),
+            targets * itemsize,
+            source[samples] * itemsize,
+            packing.lengths[lo:hi].astype(np.int64) * itemsize,
+        )
         records = None
-        if self._spans is not None:
-            # Span records are few and small: a read-only map, dropped with the block.
-            flat = np.memmap(self.unit_path / SPANS, dtype=spans_format.DTYPE, mode="r")
-            records = spans_format.read_records(flat, 1 + self._span_width)[samples]
-            del flat
+        if self._spans is not None:  # one span record per sample, in the rows' order
+            records = np.empty((samples.size, 1 + self._span_width), dtype=spans_format.DTYPE)
+            size = records.shape[1] * records.itemsize
+            _read_into(
+                self.unit_path / SPANS,
+                memoryview(records).cast("B"),
+                np.arange(samples.size, dtype=np.int64) * size,
+                samples.astype(np.int64) * size,
+                np.full(samples.size, size, dtype=np.int64),
+            )
         return rows.reshape(-1, width), records, per_row
 
     def _close_partial(self) -> None:
@@ -175,6 +176,19 @@ class PackedUnitWriter:
         """Close the open files without finishing them (the build failed)."""
         self._close_partial()
         self._shards.abort()
+
+
+def _read_into(
+    path: Path, out: memoryview, targets: np.ndarray, starts: np.ndarray, sizes: np.ndarray
+) -> None:
+    """Bytes ``[starts[k], starts[k] + sizes[k])`` of ``path`` into ``out`` at ``targets[k]``."""
+    with open(path, "rb", buffering=0) as handle:
+        fd = handle.fileno()
+        for target, start, size in zip(
+            targets.tolist(), starts.tolist(), sizes.tolist(), strict=True
+        ):
+            if os.preadv(fd, [out[target : target + size]], start) != size:
+                raise OSError(errno.EIO, f"{path.name}: a short read", str(path.parent))
 
 
 def _places(packing: Packing, rows_per_shard: int) -> Places:
