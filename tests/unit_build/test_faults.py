@@ -225,6 +225,39 @@ def test_a_full_disk_is_a_named_error_with_every_marker(cwd, sp_model, small_dis
     assert not list(out.rglob(".*room"))
 
 
+def test_a_disk_that_fills_while_rows_are_packed_is_a_named_error(
+    cwd, sp_model, small_disk, monkeypatch
+):
+    """A packed build writes its rows at the end: a disk full then (filled for real just before)
+    is the same named error, every unit marked, no manifest, and resume builds it whole."""
+    from mintdim.build.write import packed
+
+    disk = small_disk("2m")
+    write_jsonl("data.jsonl", _rows(200, words=30))
+    out = disk / "out"
+    declared = job(["data.jsonl"], sp_model, sizes=[[64, 1024]], samples_per_shard=[20],
+                   out=str(out)).units(sizes=[[64, 1024]], build_batch=[4], pack=True)  # fmt: skip
+    finish = packed.PackedUnitWriter.finish
+    filler = disk / "filler"
+
+    def fill_then_finish(self, sample_ids):
+        with open(filler, "ab") as handle, suppress(OSError):
+            while True:
+                handle.write(bytes(64 << 10))
+                handle.flush()
+        return finish(self, sample_ids)
+
+    monkeypatch.setattr(packed.PackedUnitWriter, "finish", fill_then_finish)
+    with pytest.raises(errors.BuildWriteError) as caught:
+        declared.run(workers=1)
+    assert (caught.value.reason, caught.value.directory) == ("disk_full", str(out))
+    _assert_failed_build(out, "BuildWriteError", sizes=[64, 1024])
+    monkeypatch.setattr(packed.PackedUnitWriter, "finish", finish)
+    filler.unlink()
+    declared.run(workers=1, resume=True)
+    assert verify_build(out).ok and len(open_build(out)) == 200
+
+
 def test_the_file_size_limit_is_a_named_error(cwd, sp_model):
     """RLIMIT_FSIZE in a child: the shard that reaches it ends the build with file_too_large."""
     write_jsonl("data.jsonl", _rows(200))
