@@ -1,0 +1,176 @@
+"""A build searched for the benchmark runs: its samples as id blocks, each searched with a
+``Table`` on a pool of threads (numpy releases the GIL in the hashing), the hits gathered in
+input order whatever the number of threads.
+
+``--match tokens`` reads the stored tokens of every sample from the shards (template literals
+and special tokens included: what the model sees), each shard checked against the manifest;
+``--match words`` re-reads every sample's source record through the source interface, renders
+it, checks it against the index's hash (split/samples.py ``read_records``) and numbers its
+normalised words.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from mintdim.decontaminate.ngrams import Table, normal_words
+from mintdim.split.samples import BuildSamples, read_records
+from mintdim.split.write import shard_records
+
+__all__ = ["KEPT_TEXTS", "Block", "Hits", "scan", "token_blocks", "word_blocks"]
+
+KEPT_TEXTS = 10_000
+"""Rendered texts kept for the report's examples: a bound on memory (examples are the first
+hits in sample order, so they are among them)."""
+_BLOCK_TOKENS = 1 << 21
+"""Ids hashed at a time: big enough for numpy to run at speed, small enough for the cache of
+powers and the temporaries (~10 arrays of 8 bytes an id) to stay near 200 MB a thread."""
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """Consecutive samples' ids, back to back."""
+
+    sample_ids: np.ndarray
+    counts: np.ndarray
+    ids: np.ndarray
+    """int64."""
+    texts: list[str] | None = None
+    """The samples' rendered texts (``--match words``), for the report's examples."""
+
+    def starts(self) -> np.ndarray:
+        return np.concatenate([[0], np.cumsum(self.counts)[:-1]]).astype(np.int64)
+
+
+@dataclass(frozen=True, slots=True)
+class Hits:
+    """Every confirmed run found: the sample, where in it, the run's length and gram number
+    (in ``Table.runs[length]``), sorted by sample, position, length."""
+
+    sample: np.ndarray
+    position: np.ndarray
+    length: np.ndarray
+    gram: np.ndarray
+
+
+def token_blocks(
+    samples: BuildSamples, keep: Callable[[np.ndarray], np.ndarray] | None = None
+) -> Iterator[Block]:
+    """The stored tokens of every sample (PAD left out), shard by shard, in blocks;
+    ``keep``: which of a shard's sample ids to take (all when None)."""
+    pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    size = 0
+    for shard in shard_records(samples):
+        ids, counts, records = shard.sample_ids, shard.token_counts, shard.records
+        if keep is not None:
+            chosen = keep(ids)
+            ids, counts, records = ids[chosen], counts[chosen], records[chosen]
+        mask = np.arange(shard.unit_size) < counts[:, None]
+        pending.append((ids, counts, records[mask].astype(np.int64)))
+        size += int(counts.sum())
+        if size >= _BLOCK_TOKENS:
+            yield _join(pending)
+            pending, size = [], 0
+    if pending:
+        yield _join(pending)
+
+
+def word_blocks(samples: BuildSamples, vocabulary: dict[str, int]) -> Iterator[Block]:
+    """Every sample's normalised words as ids (``vocabulary``'s number, 0 for a word no
+    benchmark has), with its rendered text, in input order."""
+    get = vocabulary.get
+    for batch in read_records(samples, [], batch=8192):
+        numbered = [[get(w, 0) for w in normal_words(text)] for text in batch.texts]
+        counts = np.fromiter(map(len, numbered), dtype=np.int64, count=len(numbered))
+        flat = np.fromiter(
+            (i for row in numbered for i in row), dtype=np.int64, count=int(counts.sum())
+        )
+        yield Block(batch.ids.astype(np.int64), counts, flat, batch.texts)
+
+
+def _join(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> Block:
+    return Block(
+        np.concatenate([p[0] for p in parts]),
+        np.concatenate([p[1] for p in parts]),
+        np.concatenate([p[2] for p in parts]),
+    )
+
+
+def _search(table: Table, block: Block, digests: bool) -> tuple[Hits, np.ndarray | None]:
+    starts = block.starts()
+    ends = starts + block.counts
+    room = np.repeat(ends, block.counts) - np.arange(block.ids.size)
+    parts = []
+    for length, positions, grams in table.find(block.ids, room):
+        owner = np.searchsorted(starts, positions, side="right") - 1
+        parts.append(
+            (
+                block.sample_ids[owner],
+                positions - starts[owner],
+                np.full(positions.size, length, dtype=np.int64),
+                grams.astype(np.int64),
+            )
+        )
+    found = None
+    if digests:  # each sample's ids hashed whole (the verification compares copies with it)
+        prefix = table.hasher.prefix(block.ids)
+        found = table.hasher.spans(prefix, starts, block.counts) ^ block.counts.astype(np.uint64)
+    return _hits(parts), found
+
+
+def _hits(parts: list[tuple[np.ndarray, ...]]) -> Hits:
+    if not parts:
+        empty = np.zeros(0, dtype=np.int64)
+        return Hits(empty, empty, empty, empty)
+    sample, position, length, gram = (np.concatenate([p[k] for p in parts]) for k in range(4))
+    order = np.lexsort((gram, length, position, sample))
+    return Hits(sample[order], position[order], length[order], gram[order])
+
+
+def scan(
+    table: Table,
+    blocks: Iterable[Block],
+    workers: int,
+    *,
+    texts: dict[int, str] | None = None,
+    digests: np.ndarray | None = None,
+) -> Hits:
+    """Search every block on ``workers`` threads (at most two blocks each in flight, so the
+    memory stays bounded); the hits in sample order. ``texts``: where to keep the rendered text
+    of the first :data:`KEPT_TEXTS` samples with a hit, in sample order (words blocks);
+    ``digests``: where to put each sample's hash of its whole ids (uint64, by sample id)."""
+    found: list[tuple[np.ndarray, ...]] = []
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        flight: deque[tuple[Future, Block]] = deque()
+        for block in blocks:
+            flight.append((pool.submit(_search, table, block, digests is not None), block))
+            while len(flight) >= 2 * workers:
+                _take(*flight.popleft(), found, texts, digests)
+        while flight:
+            _take(*flight.popleft(), found, texts, digests)
+    return _hits(found)
+
+
+def _take(
+    future: Future,
+    block: Block,
+    found: list[tuple[np.ndarray, ...]],
+    texts: dict[int, str] | None,
+    digests: np.ndarray | None,
+) -> None:
+    hits, hashed = future.result()
+    if digests is not None:
+        digests[block.sample_ids] = hashed
+    if not hits.sample.size:
+        return
+    found.append((hits.sample, hits.position, hits.length, hits.gram))
+    if texts is not None and block.texts is not None:
+        hit = np.unique(hits.sample)[: max(0, KEPT_TEXTS - len(texts))]
+        rows = np.searchsorted(block.sample_ids, hit)  # a words block's ids are ascending
+        for sample_id, row in zip(hit.tolist(), rows.tolist(), strict=True):
+            texts[sample_id] = block.texts[row]

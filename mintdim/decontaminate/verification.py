@@ -1,0 +1,167 @@
+"""The independent pass over a decontamination: ``verification.json``, and what ``mintdim verify
+DIR`` runs again.
+
+It trusts none of the finder's bookkeeping. It takes the removed samples from
+``contamination.jsonl`` and the retained ones from the clean build's own ``sample_index.jsonl``
+(``source_sample_id``), searches the input build's shards and the clean build's shards again
+with a hash of another base (so a hashing slip is not shared), every candidate confirmed on the
+ids, and applies the rule again:
+
+- ``coverage``: retained plus removed is every input sample exactly once (the clean build's
+  samples in input order);
+- ``removed_contaminated``: every removed sample holds at least ``min_matches`` checked runs of
+  one item;
+- ``retained_clean``: no retained sample does (searched in the clean build's own records; with
+  ``--report-only``, in the input build's);
+- ``retained_tokens``: each retained record's tokens equal the input sample's (a 64-bit hash of
+  the whole ids and their count, compared sample by sample).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import orjson
+
+from mintdim.build.formats import sample_index
+from mintdim.decontaminate.catalogue import Catalogue
+from mintdim.decontaminate.findings import pairs
+from mintdim.decontaminate.ngrams import VERIFIER_BASE, Hasher, Table
+from mintdim.decontaminate.scan import scan, token_blocks, word_blocks
+from mintdim.shared.lang import Bilingual
+from mintdim.split.samples import BuildSamples, read_build
+
+__all__ = ["CLEAN", "CONTAMINATION", "FILENAME", "failed_lines", "verify"]
+
+FILENAME = "verification.json"
+CONTAMINATION = "contamination.jsonl"
+CLEAN = "clean"
+_EXAMPLES = 5
+
+_CHECKS = {
+    "coverage": Bilingual(
+        "retained plus removed is every input sample exactly once",
+        "mẫu giữ lại cộng mẫu bị loại bằng đúng mọi mẫu đầu vào, mỗi mẫu một lần",
+    ),
+    "removed_contaminated": Bilingual(
+        "every removed sample holds checked n-grams of a benchmark item",
+        "mọi mẫu bị loại đều chứa n-gram đã kiểm của một mục benchmark",
+    ),
+    "retained_clean": Bilingual(
+        "no retained sample holds checked n-grams of a benchmark item",
+        "không mẫu giữ lại nào chứa n-gram đã kiểm của một mục benchmark",
+    ),
+    "retained_tokens": Bilingual(
+        "each retained record's tokens equal the input sample's",
+        "token của mỗi bản ghi giữ lại bằng token của mẫu đầu vào",
+    ),
+}
+_FAILED = Bilingual(
+    "{check}: {failures} failures (samples {examples})", "{check}: {failures} lỗi (mẫu {examples})"
+)
+
+
+def _check(name: str, failing: np.ndarray, **counts: int) -> dict[str, object]:
+    return {
+        "check": name,
+        "ok": not failing.size,
+        **counts,
+        "failures": int(failing.size),
+        "examples": failing[:_EXAMPLES].tolist(),
+    }
+
+
+def failed_lines(result: dict, lang: str) -> list[str]:
+    """Each failed check as a line in ``lang``."""
+    return [
+        _FAILED.render(lang, check=c["check"], failures=c["failures"], examples=c["examples"])
+        for c in result["checks"]
+        if not c["ok"]
+    ]
+
+
+def describe(name: str, lang: str | None = None) -> str:
+    """What a check states."""
+    return _CHECKS[name].render(lang)
+
+
+def _removed(root: Path) -> np.ndarray:
+    data = (root / CONTAMINATION).read_bytes()
+    ids = [orjson.loads(line)["sample_id"] for line in data.splitlines()]
+    return np.unique(np.asarray(ids, dtype=np.int64))
+
+
+def _source_ids(clean: Path) -> np.ndarray:
+    data = (clean / sample_index.FILENAME).read_bytes()
+    return np.asarray(
+        [orjson.loads(line)[sample_index.SOURCE_SAMPLE_ID] for line in data.splitlines()],
+        dtype=np.int64,
+    )
+
+
+def _contaminated(
+    table: Table, samples: BuildSamples, cat: Catalogue, match: str, min_matches: int, workers: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The samples the rule finds contaminated, and each sample's digest of its stored ids."""
+    digests = np.zeros(samples.count, dtype=np.uint64)
+    if match == "tokens":
+        hits = scan(table, token_blocks(samples), workers, digests=digests)
+    else:
+        hits = scan(table, word_blocks(samples, cat.vocabulary), workers)
+        scan(table, token_blocks(samples), workers, digests=digests)
+    return pairs(hits, cat, min_matches).samples(), digests
+
+
+def verify(
+    root: Path,
+    samples: BuildSamples,
+    cat: Catalogue,
+    match: str,
+    min_matches: int,
+    workers: int,
+) -> dict[str, object]:
+    """Run every check over the directory ``root`` as it is now (see the module docstring)."""
+    table = Table(cat.runs, Hasher(VERIFIER_BASE))
+    removed = _removed(root)
+    found, digests = _contaminated(table, samples, cat, match, min_matches, workers)
+    everyone = np.arange(samples.count)
+    checks = []
+    clean = root / CLEAN
+    if clean.is_dir():
+        retained = _source_ids(clean)
+        listed = np.concatenate([retained, removed])
+        seen = np.bincount(
+            listed[(listed >= 0) & (listed < samples.count)], minlength=samples.count
+        )
+        wrong = np.union1d(everyone[seen != 1], listed[(listed < 0) | (listed >= samples.count)])
+        if retained.size > 1:
+            wrong = np.union1d(wrong, retained[1:][np.diff(retained) <= 0])
+        checks.append(
+            _check("coverage", wrong, retained=int(retained.size), removed=int(removed.size))
+        )
+        clean_samples = read_build(clean)
+        kept_found, kept_digests = _contaminated(
+            table, clean_samples, cat, match, min_matches, workers
+        )
+        inside = retained[(retained >= 0) & (retained < samples.count)]
+        fine = inside.size == retained.size
+        differ = (
+            np.flatnonzero(kept_digests != digests[inside]) if fine else np.arange(retained.size)
+        )
+        retained_found = retained[kept_found] if fine else kept_found
+    else:
+        retained = np.setdiff1d(everyone, removed)
+        wrong = removed[(removed < 0) | (removed >= samples.count)]
+        checks.append(
+            _check("coverage", wrong, retained=int(retained.size), removed=int(removed.size))
+        )
+        retained_found = np.intersect1d(found, retained)
+        differ = np.zeros(0, dtype=np.int64)
+    checks.append(
+        _check("removed_contaminated", np.setdiff1d(removed, found), samples=int(removed.size))
+    )
+    checks.append(_check("retained_clean", retained_found, samples=int(retained.size)))
+    if clean.is_dir():
+        checks.append(_check("retained_tokens", differ, samples=int(retained.size)))
+    return {"ok": all(c["ok"] for c in checks), "checks": checks}
