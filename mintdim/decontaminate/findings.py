@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mintdim.decontaminate.catalogue import Catalogue
+from mintdim.decontaminate.ngrams import inside_runs
 from mintdim.decontaminate.scan import Hits
 
 __all__ = ["Pairs", "coverage", "pairs"]
@@ -95,16 +96,15 @@ def _key(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def coverage(hits: Hits, cat: Catalogue) -> np.ndarray:
     """Each value's coverage (NaN for a value with no checked id)."""
-    covered = np.zeros(cat.ids.size + 1, dtype=np.int64)
+    begins, lengths = [], []
     for r in cat.runs:
         found = np.unique(hits.gram[hits.length == r.length])
         many = r.owner_start[found + 1] - r.owner_start[found]
         first = np.repeat(r.owner_start[found], many)
         owners = first + np.arange(first.size) - np.repeat(np.cumsum(many) - many, many)
-        begin = cat.value_start[r.owner_value[owners]] + r.owner_offset[owners]
-        np.add.at(covered, begin, 1)
-        np.add.at(covered, begin + r.length, -1)
-    inside = np.cumsum(covered)[:-1] > 0
+        begins.append(cat.value_start[r.owner_value[owners]] + r.owner_offset[owners])
+        lengths.append(r.length)
+    inside = inside_runs(cat.ids.size, begins, lengths)
     value_of = np.repeat(np.arange(cat.value_start.size - 1), np.diff(cat.value_start))
     values = cat.value_start.size - 1
     checked = np.bincount(value_of, weights=cat.checked, minlength=values)

@@ -124,7 +124,7 @@ def decontaminate(
                 "build_manifest_sha256": samples.manifest_sha256,
                 "decontamination": settings.record(),
             }
-            clean = write_builds(samples, keep, path, {CLEAN: provenance})
+            clean = write_builds(samples, keep, path, {CLEAN: provenance}, token_sha256=False)
         checked = verify(path, samples, cat, settings.match, settings.min_matches, settings.workers)
         durable.write_json_atomic(path / FILENAME, checked)
         if not checked["ok"]:

@@ -12,7 +12,7 @@ normalised words.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -20,16 +20,16 @@ import numpy as np
 
 from mintdim.decontaminate.ngrams import Table, normal_words
 from mintdim.split.samples import BuildSamples, read_records
-from mintdim.split.write import shard_records
+from mintdim.split.write import BuildFiles, shard_records
 
 __all__ = ["KEPT_TEXTS", "Block", "Hits", "scan", "token_blocks", "word_blocks"]
 
 KEPT_TEXTS = 10_000
 """Rendered texts kept for the report's examples: a bound on memory (examples are the first
 hits in sample order, so they are among them)."""
-_BLOCK_TOKENS = 1 << 21
-"""Ids hashed at a time: big enough for numpy to run at speed, small enough for the cache of
-powers and the temporaries (~10 arrays of 8 bytes an id) to stay near 200 MB a thread."""
+_BLOCK_TOKENS = 1 << 18
+"""Ids hashed at a time: the temporaries (~10 arrays of 8 bytes an id, 2 MiB each) are reused
+by the allocator instead of mapped and faulted in afresh (12 against 24 ns an id at 4M)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +39,7 @@ class Block:
     sample_ids: np.ndarray
     counts: np.ndarray
     ids: np.ndarray
-    """int64."""
+    """Unsigned or int64 (words)."""
     texts: list[str] | None = None
     """The samples' rendered texts (``--match words``), for the report's examples."""
 
@@ -58,26 +58,22 @@ class Hits:
     gram: np.ndarray
 
 
-def token_blocks(
-    samples: BuildSamples, keep: Callable[[np.ndarray], np.ndarray] | None = None
-) -> Iterator[Block]:
-    """The stored tokens of every sample (PAD left out), shard by shard, in blocks;
-    ``keep``: which of a shard's sample ids to take (all when None)."""
-    pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-    size = 0
+def token_blocks(samples: BuildSamples | BuildFiles) -> Iterator[Block]:
+    """The stored tokens of every sample (PAD left out), shard by shard, in blocks of about
+    :data:`_BLOCK_TOKENS` ids (views of one array per shard)."""
     for shard in shard_records(samples):
         ids, counts, records = shard.sample_ids, shard.token_counts, shard.records
-        if keep is not None:
-            chosen = keep(ids)
-            ids, counts, records = ids[chosen], counts[chosen], records[chosen]
-        mask = np.arange(shard.unit_size) < counts[:, None]
-        pending.append((ids, counts, records[mask].astype(np.int64)))
-        size += int(counts.sum())
-        if size >= _BLOCK_TOKENS:
-            yield _join(pending)
-            pending, size = [], 0
-    if pending:
-        yield _join(pending)
+        if not ids.size:
+            continue
+        # In the stored dtype: hashing converts once, and comparing with int64 runs is exact.
+        flat = records[np.arange(shard.unit_size) < counts[:, None]]
+        ends = np.cumsum(counts)
+        cuts = np.searchsorted(ends, np.arange(_BLOCK_TOKENS, int(ends[-1]), _BLOCK_TOKENS))
+        bounds = [0, *np.unique(cuts + 1).tolist()]
+        bounds = [b for b in bounds if b < ids.size] + [ids.size]
+        starts = np.concatenate([[0], ends]).astype(np.int64)
+        for first, last in zip(bounds[:-1], bounds[1:], strict=True):
+            yield Block(ids[first:last], counts[first:last], flat[starts[first] : starts[last]])
 
 
 def word_blocks(samples: BuildSamples, vocabulary: dict[str, int]) -> Iterator[Block]:
@@ -93,20 +89,29 @@ def word_blocks(samples: BuildSamples, vocabulary: dict[str, int]) -> Iterator[B
         yield Block(batch.ids.astype(np.int64), counts, flat, batch.texts)
 
 
-def _join(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> Block:
-    return Block(
-        np.concatenate([p[0] for p in parts]),
-        np.concatenate([p[1] for p in parts]),
-        np.concatenate([p[2] for p in parts]),
-    )
-
-
-def _search(table: Table, block: Block, digests: bool) -> tuple[Hits, np.ndarray | None]:
+def _search(
+    table: Table, block: Block, digests: bool, only: np.ndarray | None
+) -> tuple[Hits, np.ndarray | None]:
+    """The block's hits (of the samples ``only`` marks, when given) and, with ``digests``, each
+    sample's hash of its whole ids (what the verification compares copies with)."""
     starts = block.starts()
-    ends = starts + block.counts
-    room = np.repeat(ends, block.counts) - np.arange(block.ids.size)
+    prefix = table.hasher.prefix(block.ids)
+    found = None
+    if digests:
+        hashed = table.hasher.spans(prefix, starts, block.counts)
+        found = hashed ^ block.counts.astype(np.uint64)
+    if only is not None:
+        chosen = only[block.sample_ids]
+        if not chosen.all():
+            keep = np.repeat(chosen, block.counts)
+            block = Block(block.sample_ids[chosen], block.counts[chosen], block.ids[keep])
+            starts = block.starts()
+            prefix = table.hasher.prefix(block.ids) if block.ids.size else None
+    if prefix is None:
+        return _hits([]), found
+    room = np.repeat(starts + block.counts, block.counts) - np.arange(block.ids.size)
     parts = []
-    for length, positions, grams in table.find(block.ids, room):
+    for length, positions, grams in table.find(block.ids, room, prefix):
         owner = np.searchsorted(starts, positions, side="right") - 1
         parts.append(
             (
@@ -116,10 +121,6 @@ def _search(table: Table, block: Block, digests: bool) -> tuple[Hits, np.ndarray
                 grams.astype(np.int64),
             )
         )
-    found = None
-    if digests:  # each sample's ids hashed whole (the verification compares copies with it)
-        prefix = table.hasher.prefix(block.ids)
-        found = table.hasher.spans(prefix, starts, block.counts) ^ block.counts.astype(np.uint64)
     return _hits(parts), found
 
 
@@ -139,16 +140,18 @@ def scan(
     *,
     texts: dict[int, str] | None = None,
     digests: np.ndarray | None = None,
+    only: np.ndarray | None = None,
 ) -> Hits:
     """Search every block on ``workers`` threads (at most two blocks each in flight, so the
     memory stays bounded); the hits in sample order. ``texts``: where to keep the rendered text
     of the first :data:`KEPT_TEXTS` samples with a hit, in sample order (words blocks);
-    ``digests``: where to put each sample's hash of its whole ids (uint64, by sample id)."""
+    ``digests``: where to put each sample's hash of its whole ids (uint64, by sample id);
+    ``only``: search only the samples it marks (bool, by sample id)."""
     found: list[tuple[np.ndarray, ...]] = []
     with ThreadPoolExecutor(max_workers=workers) as pool:
         flight: deque[tuple[Future, Block]] = deque()
         for block in blocks:
-            flight.append((pool.submit(_search, table, block, digests is not None), block))
+            flight.append((pool.submit(_search, table, block, digests is not None, only), block))
             while len(flight) >= 2 * workers:
                 _take(*flight.popleft(), found, texts, digests)
         while flight:

@@ -11,14 +11,16 @@ ids, and applies the rule again:
   samples in input order);
 - ``removed_contaminated``: every removed sample holds at least ``min_matches`` checked runs of
   one item;
-- ``retained_clean``: no retained sample does (searched in the clean build's own records; with
-  ``--report-only``, in the input build's);
+- ``retained_clean``: no retained sample does (tokens: searched in the clean build's own
+  shards; words: in each retained sample's record read again through the source interface, the
+  clean build's inputs being the input build's; with ``--report-only``, in the input build);
 - ``retained_tokens``: each retained record's tokens equal the input sample's (a 64-bit hash of
   the whole ids and their count, compared sample by sample).
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -29,8 +31,10 @@ from mintdim.decontaminate.catalogue import Catalogue
 from mintdim.decontaminate.findings import pairs
 from mintdim.decontaminate.ngrams import VERIFIER_BASE, Hasher, Table
 from mintdim.decontaminate.scan import scan, token_blocks, word_blocks
+from mintdim.read.reader import open_build
 from mintdim.shared.lang import Bilingual
-from mintdim.split.samples import BuildSamples, read_build
+from mintdim.split.samples import BuildSamples
+from mintdim.split.write import BuildFiles
 
 __all__ = ["CLEAN", "CONTAMINATION", "FILENAME", "failed_lines", "verify"]
 
@@ -92,25 +96,17 @@ def _removed(root: Path) -> np.ndarray:
     return np.unique(np.asarray(ids, dtype=np.int64))
 
 
+_SOURCE_ID = re.compile(rb'"source_sample_id":(-?\d+)')
+
+
 def _source_ids(clean: Path) -> np.ndarray:
+    """Each clean sample's ``source_sample_id``, from its index line (the key is the writer's
+    last: one search a line, where parsing a million lines as JSON costs seconds)."""
     data = (clean / sample_index.FILENAME).read_bytes()
-    return np.asarray(
-        [orjson.loads(line)[sample_index.SOURCE_SAMPLE_ID] for line in data.splitlines()],
-        dtype=np.int64,
-    )
-
-
-def _contaminated(
-    table: Table, samples: BuildSamples, cat: Catalogue, match: str, min_matches: int, workers: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """The samples the rule finds contaminated, and each sample's digest of its stored ids."""
-    digests = np.zeros(samples.count, dtype=np.uint64)
-    if match == "tokens":
-        hits = scan(table, token_blocks(samples), workers, digests=digests)
-    else:
-        hits = scan(table, word_blocks(samples, cat.vocabulary), workers)
-        scan(table, token_blocks(samples), workers, digests=digests)
-    return pairs(hits, cat, min_matches).samples(), digests
+    found = _SOURCE_ID.findall(data)
+    if len(found) != data.count(b"\n"):
+        raise ValueError(f"{sample_index.FILENAME}: a line without source_sample_id")
+    return np.array(found, dtype=np.int64)
 
 
 def verify(
@@ -124,44 +120,53 @@ def verify(
     """Run every check over the directory ``root`` as it is now (see the module docstring)."""
     table = Table(cat.runs, Hasher(VERIFIER_BASE))
     removed = _removed(root)
-    found, digests = _contaminated(table, samples, cat, match, min_matches, workers)
     everyone = np.arange(samples.count)
-    checks = []
     clean = root / CLEAN
+    inside = (removed >= 0) & (removed < samples.count)
+    marked = np.zeros(samples.count, dtype=bool)
+    marked[removed[inside]] = True
+    digests = np.zeros(samples.count, dtype=np.uint64)
     if clean.is_dir():
         retained = _source_ids(clean)
         listed = np.concatenate([retained, removed])
-        seen = np.bincount(
-            listed[(listed >= 0) & (listed < samples.count)], minlength=samples.count
-        )
-        wrong = np.union1d(everyone[seen != 1], listed[(listed < 0) | (listed >= samples.count)])
+        fits = (listed >= 0) & (listed < samples.count)
+        seen = np.bincount(listed[fits], minlength=samples.count)
+        wrong = np.union1d(everyone[seen != 1], listed[~fits])
         if retained.size > 1:
             wrong = np.union1d(wrong, retained[1:][np.diff(retained) <= 0])
-        checks.append(
-            _check("coverage", wrong, retained=int(retained.size), removed=int(removed.size))
-        )
-        clean_samples = read_build(clean)
-        kept_found, kept_digests = _contaminated(
-            table, clean_samples, cat, match, min_matches, workers
-        )
-        inside = retained[(retained >= 0) & (retained < samples.count)]
-        fine = inside.size == retained.size
-        differ = (
-            np.flatnonzero(kept_digests != digests[inside]) if fine else np.arange(retained.size)
-        )
-        retained_found = retained[kept_found] if fine else kept_found
     else:
-        retained = np.setdiff1d(everyone, removed)
-        wrong = removed[(removed < 0) | (removed >= samples.count)]
-        checks.append(
-            _check("coverage", wrong, retained=int(retained.size), removed=int(removed.size))
-        )
-        retained_found = np.intersect1d(found, retained)
-        differ = np.zeros(0, dtype=np.int64)
+        retained = everyone[~marked]
+        wrong = removed[~inside]
+    checks = [_check("coverage", wrong, retained=int(retained.size), removed=int(removed.size))]
+    if match == "tokens":
+        # The input build: every sample's digest; the removed samples searched.
+        hits = scan(table, token_blocks(samples), workers, digests=digests, only=marked)
+        found = pairs(hits, cat, min_matches).samples()
+    else:
+        # Words: every sample's record read again (a retained sample's record is its clean
+        # copy's: the clean build declares the same inputs).
+        hits = scan(table, word_blocks(samples, cat.vocabulary), workers)
+        found = pairs(hits, cat, min_matches).samples()
+        scan(table, token_blocks(samples), workers, digests=digests, only=np.zeros_like(marked))
     checks.append(
         _check("removed_contaminated", np.setdiff1d(removed, found), samples=int(removed.size))
     )
-    checks.append(_check("retained_clean", retained_found, samples=int(retained.size)))
-    if clean.is_dir():
-        checks.append(_check("retained_tokens", differ, samples=int(retained.size)))
+    if not clean.is_dir():
+        checks.append(
+            _check("retained_clean", np.intersect1d(found, retained), samples=int(retained.size))
+        )
+        return {"ok": all(c["ok"] for c in checks), "checks": checks}
+    fine = bool(((retained >= 0) & (retained < samples.count)).all())
+    content = open_build(clean).manifest
+    files = BuildFiles(clean, str(clean), content)
+    kept = np.zeros(retained.size, dtype=np.uint64)
+    if match == "tokens":
+        hits = scan(table, token_blocks(files), workers, digests=kept)
+        dirty = retained[pairs(hits, cat, min_matches).samples()] if fine else retained
+    else:
+        scan(table, token_blocks(files), workers, digests=kept, only=np.zeros(kept.size, bool))
+        dirty = np.intersect1d(found, retained)
+    differ = retained[kept != digests[retained]] if fine else retained
+    checks.append(_check("retained_clean", dirty, samples=int(retained.size)))
+    checks.append(_check("retained_tokens", differ, samples=int(retained.size)))
     return {"ok": all(c["ok"] for c in checks), "checks": checks}

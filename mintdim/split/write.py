@@ -50,7 +50,14 @@ from mintdim.errors import ChangedSinceBuildError
 from mintdim.shared import durable
 from mintdim.split.samples import BuildSamples
 
-__all__ = ["ShardRecords", "Written", "read_listed", "shard_records", "write_builds"]
+__all__ = [
+    "BuildFiles",
+    "ShardRecords",
+    "Written",
+    "read_listed",
+    "shard_records",
+    "write_builds",
+]
 
 _LINES = 4096
 """sample_index lines handed to a writer at a time."""
@@ -67,6 +74,17 @@ class Written:
     new_ids: np.ndarray
     """Each input sample's id in its build; -1 for a sample of no build."""
     token_sha256: list[bytes]
+
+
+@dataclass(frozen=True, slots=True)
+class BuildFiles:
+    """What reading a build's shards needs, for a build whose sample index is not wanted
+    (``BuildSamples`` has these too)."""
+
+    path: Path
+    shown: str
+    """The build directory as the caller gave it (for messages)."""
+    manifest: dict
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,10 +119,12 @@ def write_builds(
     split_of: np.ndarray,
     root: Path,
     provenance: Mapping[str, Mapping[str, object]],
+    token_sha256: bool = True,
 ) -> Written:
     """Write one build per key of ``provenance``, ``root/NAME``, in that order (its value is the
     build's ``derived_from``); ``split_of``: each input sample's build, as a position in that
-    order, or -1 for none."""
+    order, or -1 for none. ``token_sha256``: take each sample's token SHA-256 (``Written``'s
+    list is empty without it: a second per sample for a million samples)."""
     content = samples.manifest
     sizes = [int(size) for size in content["units"]["sizes"]]
     names = list(provenance)
@@ -113,7 +133,7 @@ def write_builds(
         members = np.flatnonzero(split_of == k)
         new_ids[members] = np.arange(members.size)
     outputs = [_open(root / name, content, sizes) for name in names]
-    digests = _copy_records(samples, split_of, new_ids, outputs)
+    digests = _copy_records(samples, split_of, new_ids, outputs, token_sha256)
     _write_sample_index(samples, split_of, new_ids, outputs)
     _write_unk_and_overflow(samples, split_of, new_ids, outputs)
     manifests, shas = {}, {}
@@ -148,7 +168,7 @@ def _open(path: Path, content: dict, sizes: list[int]) -> _Output:
 # ---------------------------------------------------------------------------
 
 
-def shard_records(samples: BuildSamples) -> Iterator[ShardRecords]:
+def shard_records(samples: BuildSamples | BuildFiles) -> Iterator[ShardRecords]:
     """Every shard of the build, unit by unit, each read whole and checked against the input
     manifest (``ChangedSinceBuildError``), with its rows' sample ids and token counts."""
     content = samples.manifest
@@ -179,13 +199,19 @@ def shard_records(samples: BuildSamples) -> Iterator[ShardRecords]:
 
 
 def _copy_records(
-    samples: BuildSamples, split_of: np.ndarray, new_ids: np.ndarray, outputs: list[_Output]
+    samples: BuildSamples,
+    split_of: np.ndarray,
+    new_ids: np.ndarray,
+    outputs: list[_Output],
+    token_sha256: bool,
 ) -> list[bytes]:
-    """Copy every record to its build's unit, shard by shard; the token SHA-256 of each sample."""
-    digests = [b""] * samples.count
+    """Copy every record to its build's unit, shard by shard; the token SHA-256 of each sample
+    (with ``token_sha256``)."""
+    digests = [b""] * samples.count if token_sha256 else []
     for shard in shard_records(samples):
         ids, counts, records = shard.sample_ids, shard.token_counts, shard.records
-        for row, (sample_id, count) in enumerate(zip(ids.tolist(), counts.tolist(), strict=True)):
+        pairs = zip(ids.tolist(), counts.tolist(), strict=True) if token_sha256 else ()
+        for row, (sample_id, count) in enumerate(pairs):
             digests[sample_id] = hashlib.sha256(records[row, :count].tobytes()).digest()
         chosen = split_of[ids]
         for k, output in enumerate(outputs):
@@ -198,7 +224,7 @@ def _copy_records(
     return digests
 
 
-def read_listed(samples: BuildSamples, entry: dict) -> bytes:
+def read_listed(samples: BuildSamples | BuildFiles, entry: dict) -> bytes:
     """A file the input manifest lists, whole; ``ChangedSinceBuildError`` unless it has the
     listed size and SHA-256."""
     path = samples.path / entry["path"]
@@ -220,7 +246,7 @@ def read_listed(samples: BuildSamples, entry: dict) -> bytes:
     return data
 
 
-def _unit_index(samples: BuildSamples, size: int) -> np.ndarray:
+def _unit_index(samples: BuildSamples | BuildFiles, size: int) -> np.ndarray:
     """A unit's index entries, from the bytes checked against the input manifest."""
     listed = next(e for e in samples.manifest["unit_indexes"] if e["unit_size"] == size)
     entries = np.load(io.BytesIO(read_listed(samples, listed)), allow_pickle=False)
