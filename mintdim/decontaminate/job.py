@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,7 +39,14 @@ from mintdim.decontaminate.ngrams import FINDER_BASE, Hasher, Table
 from mintdim.decontaminate.prepare import Prepared, prepare
 from mintdim.decontaminate.scan import scan, token_blocks, word_blocks
 from mintdim.decontaminate.settings import decontaminate_settings
-from mintdim.decontaminate.verification import CLEAN, CONTAMINATION, FILENAME, failed_lines, verify
+from mintdim.decontaminate.verification import (
+    CLEAN,
+    CONTAMINATION,
+    FILENAME,
+    failed_lines,
+    input_pass,
+    verify,
+)
 from mintdim.errors import DecontaminationVerificationError
 from mintdim.shared import durable
 from mintdim.split import layout
@@ -113,8 +121,20 @@ def decontaminate(
     shares = coverage(hits, cat)
     removed = found.samples()
     path = layout.fresh_directory(out, inputs)
-    with layout.running(path, "mintdim decontaminate"):
+    with layout.running(path, "mintdim decontaminate"), ThreadPoolExecutor(1) as pool:
         _write_contamination(path, samples, cat, found)
+        # The verification's pass over the input build needs only contamination.jsonl: it runs
+        # while the clean build is written (its hashing releases the GIL).
+        first = pool.submit(
+            input_pass,
+            path,
+            samples,
+            cat,
+            settings.match,
+            settings.min_matches,
+            settings.workers,
+            not settings.report_only,
+        )
         contaminated = _write_items(path, cat, found, shares, settings.item_coverage)
         clean = None
         if not settings.report_only:
@@ -125,7 +145,15 @@ def decontaminate(
                 "decontamination": settings.record(),
             }
             clean = write_builds(samples, keep, path, {CLEAN: provenance}, token_sha256=False)
-        checked = verify(path, samples, cat, settings.match, settings.min_matches, settings.workers)
+        checked = verify(
+            path,
+            samples,
+            cat,
+            settings.match,
+            settings.min_matches,
+            settings.workers,
+            first.result(),
+        )
         durable.write_json_atomic(path / FILENAME, checked)
         if not checked["ok"]:
             raise DecontaminationVerificationError(

@@ -21,6 +21,7 @@ ids, and applies the rule again:
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +37,16 @@ from mintdim.shared.lang import Bilingual
 from mintdim.split.samples import BuildSamples
 from mintdim.split.write import BuildFiles
 
-__all__ = ["CLEAN", "CONTAMINATION", "FILENAME", "failed_lines", "verify"]
+__all__ = [
+    "CLEAN",
+    "CONTAMINATION",
+    "FILENAME",
+    "InputPass",
+    "describe",
+    "failed_lines",
+    "input_pass",
+    "verify",
+]
 
 FILENAME = "verification.json"
 CONTAMINATION = "contamination.jsonl"
@@ -109,6 +119,49 @@ def _source_ids(clean: Path) -> np.ndarray:
     return np.array(found, dtype=np.int64)
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class InputPass:
+    """The input build's part of the pass (it needs no clean build, so it may run while the
+    clean build is written)."""
+
+    removed: np.ndarray
+    """contamination.jsonl's samples."""
+    found: np.ndarray
+    """The samples searched that the rule finds contaminated."""
+    digests: np.ndarray | None
+    """Each input sample's digest of its stored ids (with a clean build to compare)."""
+
+
+def input_pass(
+    root: Path,
+    samples: BuildSamples,
+    cat: Catalogue,
+    match: str,
+    min_matches: int,
+    workers: int,
+    clean: bool,
+) -> InputPass:
+    """Search the input build again (with a clean build to check: tokens, only the removed
+    samples, the retained ones being searched in the clean build; every sample's digest)."""
+    table = Table(cat.runs, Hasher(VERIFIER_BASE))
+    removed = _removed(root)
+    digests = np.zeros(samples.count, dtype=np.uint64) if clean else None
+    only = None
+    if clean:
+        only = np.zeros(samples.count, dtype=bool)
+        only[removed[(removed >= 0) & (removed < samples.count)]] = True
+    if match == "tokens":
+        hits = scan(table, token_blocks(samples), workers, digests=digests, only=only)
+    else:
+        # Words: every sample's record read again (a retained sample's record is its clean
+        # copy's: the clean build declares the same inputs).
+        hits = scan(table, word_blocks(samples, cat.vocabulary), workers)
+        if digests is not None:
+            nothing = np.zeros(samples.count, dtype=bool)
+            scan(table, token_blocks(samples), workers, digests=digests, only=nothing)
+    return InputPass(removed, pairs(hits, cat, min_matches).samples(), digests)
+
+
 def verify(
     root: Path,
     samples: BuildSamples,
@@ -116,16 +169,16 @@ def verify(
     match: str,
     min_matches: int,
     workers: int,
+    inputs: InputPass | None = None,
 ) -> dict[str, object]:
-    """Run every check over the directory ``root`` as it is now (see the module docstring)."""
-    table = Table(cat.runs, Hasher(VERIFIER_BASE))
-    removed = _removed(root)
-    everyone = np.arange(samples.count)
+    """Run every check over the directory ``root`` as it is now (see the module docstring);
+    ``inputs``: the input build's part, when it ran already."""
     clean = root / CLEAN
+    if inputs is None:
+        inputs = input_pass(root, samples, cat, match, min_matches, workers, clean.is_dir())
+    removed, found = inputs.removed, inputs.found
+    everyone = np.arange(samples.count)
     inside = (removed >= 0) & (removed < samples.count)
-    marked = np.zeros(samples.count, dtype=bool)
-    marked[removed[inside]] = True
-    digests = np.zeros(samples.count, dtype=np.uint64)
     if clean.is_dir():
         retained = _source_ids(clean)
         listed = np.concatenate([retained, removed])
@@ -135,27 +188,18 @@ def verify(
         if retained.size > 1:
             wrong = np.union1d(wrong, retained[1:][np.diff(retained) <= 0])
     else:
-        retained = everyone[~marked]
+        retained = np.setdiff1d(everyone, removed[inside])
         wrong = removed[~inside]
     checks = [_check("coverage", wrong, retained=int(retained.size), removed=int(removed.size))]
-    if match == "tokens":
-        # The input build: every sample's digest; the removed samples searched.
-        hits = scan(table, token_blocks(samples), workers, digests=digests, only=marked)
-        found = pairs(hits, cat, min_matches).samples()
-    else:
-        # Words: every sample's record read again (a retained sample's record is its clean
-        # copy's: the clean build declares the same inputs).
-        hits = scan(table, word_blocks(samples, cat.vocabulary), workers)
-        found = pairs(hits, cat, min_matches).samples()
-        scan(table, token_blocks(samples), workers, digests=digests, only=np.zeros_like(marked))
     checks.append(
         _check("removed_contaminated", np.setdiff1d(removed, found), samples=int(removed.size))
     )
-    if not clean.is_dir():
+    if not clean.is_dir() or inputs.digests is None:
         checks.append(
             _check("retained_clean", np.intersect1d(found, retained), samples=int(retained.size))
         )
         return {"ok": all(c["ok"] for c in checks), "checks": checks}
+    table = Table(cat.runs, Hasher(VERIFIER_BASE))
     fine = bool(((retained >= 0) & (retained < samples.count)).all())
     content = open_build(clean).manifest
     files = BuildFiles(clean, str(clean), content)
@@ -166,7 +210,7 @@ def verify(
     else:
         scan(table, token_blocks(files), workers, digests=kept, only=np.zeros(kept.size, bool))
         dirty = np.intersect1d(found, retained)
-    differ = retained[kept != digests[retained]] if fine else retained
+    differ = retained[kept != inputs.digests[retained]] if fine else retained
     checks.append(_check("retained_clean", dirty, samples=int(retained.size)))
     checks.append(_check("retained_tokens", differ, samples=int(retained.size)))
     return {"ok": all(c["ok"] for c in checks), "checks": checks}
