@@ -67,14 +67,20 @@ def training_rows() -> list[dict]:
     return rows
 
 
-def make_build(folder: Path, rows: list[dict], model: Path = MODEL, name: str = "build") -> Path:
+def make_build(
+    folder: Path,
+    rows: list[dict],
+    model: Path = MODEL,
+    name: str = "build",
+    template: str = TEMPLATE,
+) -> Path:
     data = folder / f"{name}.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     out = folder / name
     (
         pipeline("unit-build")
         .source.jsonl(
-            files=[str(data)], fields=[["instruction", "input", "output"]], templates=[TEMPLATE]
+            files=[str(data)], fields=[["instruction", "input", "output"]], templates=[template]
         )
         .tokenizer.sentencepiece([{"path": str(model)}])
         .units(sizes=[[64, 128, 256, 512]], build_batch=[64])
