@@ -10,7 +10,8 @@ import numpy as np
 
 from mintdim.build.tokenizer import Encoder
 from mintdim.decontaminate.benchmarks import Benchmark
-from mintdim.decontaminate.ngrams import Runs, normal_words, value_runs
+from mintdim.decontaminate.ngrams import Runs, value_runs
+from mintdim.decontaminate.words import normal_words
 
 __all__ = ["Catalogue", "catalogue"]
 

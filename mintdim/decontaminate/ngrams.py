@@ -1,8 +1,7 @@
 """The n-gram machinery of decontamination: rolling hashes over id arrays, the content rule,
-normalised words, and the table of benchmark runs a build is searched for.
+and the table of benchmark runs a build is searched for.
 
-Ids are token ids (``--match tokens``) or word ids (``--match words``: each distinct normalised
-benchmark word numbered from 1, every other word 0, which no benchmark run holds). A *run* is
+Ids are token ids (``--match tokens``) or word numbers (``--match words``, words.py). A *run* is
 what is looked for: an n-gram of a value, or a whole value shorter than ``n`` but at least
 ``min_tokens`` long. Only runs that carry content are kept: at least ⌈L/2⌉ distinct ids in a
 run of L.
@@ -16,11 +15,8 @@ every candidate is compared with the run's ids before it counts (``Table.find``)
 
 from __future__ import annotations
 
-import sys
 import threading
-import unicodedata
 from dataclasses import dataclass
-from functools import cache
 
 import numpy as np
 
@@ -32,7 +28,6 @@ __all__ = [
     "Table",
     "content_mask",
     "inside_runs",
-    "normal_words",
     "value_runs",
 ]
 
@@ -118,22 +113,6 @@ def content_mask(matrix: np.ndarray) -> np.ndarray:
     ordered = np.sort(matrix, axis=1)
     distinct = 1 + (ordered[:, 1:] != ordered[:, :-1]).sum(axis=1)
     return distinct >= -(-matrix.shape[1] // 2)
-
-
-@cache
-def _punctuation() -> dict[int, None]:
-    """Every Unicode punctuation code point (category P*), to be removed."""
-    return {
-        code: None
-        for code in range(sys.maxunicode + 1)
-        if unicodedata.category(chr(code)).startswith("P")
-    }
-
-
-def normal_words(text: str) -> list[str]:
-    """``--match words``' words of a text: NFKC, lower case, punctuation removed, split on
-    whitespace (which collapses it)."""
-    return unicodedata.normalize("NFKC", text).lower().translate(_punctuation()).split()
 
 
 @dataclass(frozen=True, slots=True)

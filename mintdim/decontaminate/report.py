@@ -10,8 +10,8 @@ from collections.abc import Iterator, Mapping
 import numpy as np
 
 from mintdim.decontaminate.findings import Pairs
-from mintdim.decontaminate.ngrams import normal_words
 from mintdim.decontaminate.prepare import Prepared
+from mintdim.decontaminate.words import normal_words
 from mintdim.read.reader import open_build
 from mintdim.shared.lang import Bilingual
 

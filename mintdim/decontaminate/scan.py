@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mintdim.decontaminate.ngrams import Table, normal_words
+from mintdim.decontaminate.ngrams import Table
+from mintdim.decontaminate.words import WordNumbers, WordSpans
 from mintdim.split.samples import BuildSamples, read_records
 from mintdim.split.write import BuildFiles, shard_records
 
@@ -42,6 +43,8 @@ class Block:
     """Unsigned or int64 (words)."""
     texts: list[str] | None = None
     """The samples' rendered texts (``--match words``), for the report's examples."""
+    words: WordSpans | None = None
+    """Where each word lies (``--match words``): runs are confirmed on the words' bytes."""
 
     def starts(self) -> np.ndarray:
         return np.concatenate([[0], np.cumsum(self.counts)[:-1]]).astype(np.int64)
@@ -77,16 +80,12 @@ def token_blocks(samples: BuildSamples | BuildFiles) -> Iterator[Block]:
 
 
 def word_blocks(samples: BuildSamples, vocabulary: dict[str, int]) -> Iterator[Block]:
-    """Every sample's normalised words as ids (``vocabulary``'s number, 0 for a word no
-    benchmark has), with its rendered text, in input order."""
-    get = vocabulary.get
+    """Every sample's normalised words as numbers (``vocabulary``'s, 0 for a word no benchmark
+    has), with its rendered text and its words' spans, in input order."""
+    numbers = WordNumbers(vocabulary)
     for batch in read_records(samples, [], batch=8192):
-        numbered = [[get(w, 0) for w in normal_words(text)] for text in batch.texts]
-        counts = np.fromiter(map(len, numbered), dtype=np.int64, count=len(numbered))
-        flat = np.fromiter(
-            (i for row in numbered for i in row), dtype=np.int64, count=int(counts.sum())
-        )
-        yield Block(batch.ids.astype(np.int64), counts, flat, batch.texts)
+        flat, counts, spans = numbers.number(batch.texts)
+        yield Block(batch.ids.astype(np.int64), counts, flat, batch.texts, spans)
 
 
 def _search(
@@ -112,6 +111,13 @@ def _search(
     room = np.repeat(starts + block.counts, block.counts) - np.arange(block.ids.size)
     parts = []
     for length, positions, grams in table.find(block.ids, room, prefix):
+        if block.words is not None:  # numbers came from word hashes: compare the words
+            runs = table.runs[length].grams
+            same = [
+                block.words.same(at, runs[gram])
+                for at, gram in zip(positions.tolist(), grams.tolist(), strict=True)
+            ]
+            positions, grams = positions[same], grams[same]
         owner = np.searchsorted(starts, positions, side="right") - 1
         parts.append(
             (
