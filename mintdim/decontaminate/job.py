@@ -111,7 +111,7 @@ def decontaminate(
     inputs = {os.fspath(build): samples.path}
     layout.check_fresh(out, inputs)
     texts: dict[int, str] = {}
-    table = Table(cat.runs, Hasher(FINDER_BASE))
+    table = Table(cat.runs, Hasher.of(FINDER_BASE))
     if settings.match == "tokens":
         hits = scan(table, token_blocks(samples), settings.workers)
     else:

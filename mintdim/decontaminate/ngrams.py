@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
@@ -48,7 +49,14 @@ _ROWS_IDS = 1 << 18
 
 
 class Hasher:
-    """Window hashes of one base (see the module docstring)."""
+    """Window hashes of one base (see the module docstring); ``Hasher.of(base)`` shares one
+    per base, so its power tables are grown once per process."""
+
+    @staticmethod
+    @cache
+    def of(base: int) -> Hasher:
+        """The process's hasher of ``base``."""
+        return Hasher(base)
 
     def __init__(self, base: int) -> None:
         self.base = base
@@ -244,7 +252,7 @@ def _runs(length: int, matrix: np.ndarray, values: np.ndarray, offsets: np.ndarr
     """Each distinct run once: rows grouped by a hash of their ids (a sort of one uint64 per
     row, where ``np.unique(axis=0)`` compares rows and costs ten times more), a row that differs
     from its group's first (a collision) made a group of its own."""
-    hashes = Hasher(FINDER_BASE).rows(matrix)
+    hashes = Hasher.of(FINDER_BASE).rows(matrix)
     _, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
     inverse = inverse.reshape(-1)
     apart = np.flatnonzero((matrix != matrix[first[inverse]]).any(axis=1))

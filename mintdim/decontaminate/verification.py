@@ -143,7 +143,7 @@ def input_pass(
 ) -> InputPass:
     """Search the input build again (with a clean build to check: tokens, only the removed
     samples, the retained ones being searched in the clean build; every sample's digest)."""
-    table = Table(cat.runs, Hasher(VERIFIER_BASE))
+    table = Table(cat.runs, Hasher.of(VERIFIER_BASE))
     removed = _removed(root)
     digests = np.zeros(samples.count, dtype=np.uint64) if clean else None
     only = None
@@ -199,7 +199,7 @@ def verify(
             _check("retained_clean", np.intersect1d(found, retained), samples=int(retained.size))
         )
         return {"ok": all(c["ok"] for c in checks), "checks": checks}
-    table = Table(cat.runs, Hasher(VERIFIER_BASE))
+    table = Table(cat.runs, Hasher.of(VERIFIER_BASE))
     fine = bool(((retained >= 0) & (retained < samples.count)).all())
     content = open_build(clean).manifest
     files = BuildFiles(clean, str(clean), content)

@@ -42,16 +42,16 @@ def _punctuation() -> dict[int, None]:
     }
 
 
-@cache
-def _ascii_punctuation() -> dict[int, None]:
-    """The ASCII ones: a table ``str.translate`` applies to an ASCII text at C speed."""
-    return {code: None for code in range(128) if code in _punctuation()}
+_ASCII_PUNCTUATION = {
+    code: None for code in range(128) if unicodedata.category(chr(code)).startswith("P")
+}
+"""The ASCII ones: a table ``str.translate`` applies to an ASCII text at C speed."""
 
 
 def normal_text(text: str) -> str:
     """NFKC, lower case, punctuation removed; a non-ASCII text's whitespace made single spaces."""
     if text.isascii():  # NFKC leaves ASCII as it is
-        return text.lower().translate(_ascii_punctuation())
+        return text.lower().translate(_ASCII_PUNCTUATION)
     text = unicodedata.normalize("NFKC", text).lower().translate(_punctuation())
     return " ".join(text.split())
 
@@ -90,11 +90,19 @@ class WordNumbers:
         self.names = [b""] * (len(vocabulary) + 1)
         for word, number in vocabulary.items():
             self.names[number] = word.encode("utf-8")
-        self.hasher = Hasher(_WORD_BASE)
+        self.hasher = Hasher.of(_WORD_BASE)
         hashes = self._hashes(b" ".join(self.names[1:]))[0]
-        order = np.argsort(hashes, kind="stable")
-        self._keys = hashes[order]
-        self._numbers = order.astype(np.int64) + 1
+        # An open-addressing table (linear probing, at most a quarter full): about one gather
+        # per word, where a binary search over the vocabulary costs ~15.
+        self._bits = max(4, int(hashes.size * 4).bit_length())
+        self._keys = np.zeros(1 << self._bits, dtype=np.uint64)
+        self._numbers = np.zeros(1 << self._bits, dtype=np.int64)
+        mask = (1 << self._bits) - 1
+        for number, key in enumerate(hashes.tolist(), start=1):
+            slot = key >> (64 - self._bits)
+            while self._numbers[slot] and self._keys[slot] != key:
+                slot = (slot + 1) & mask
+            self._keys[slot], self._numbers[slot] = key, number
 
     def _hashes(self, data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every word of ``data`` (split at whitespace bytes): its hash, start and end."""
@@ -110,11 +118,16 @@ class WordNumbers:
         encoded = [normal_text(text).encode("utf-8") for text in texts]
         data = b" ".join(encoded)
         hashes, starts, ends = self._hashes(data)
-        at = np.minimum(np.searchsorted(self._keys, hashes), max(self._keys.size - 1, 0))
         numbers = np.zeros(hashes.size, dtype=np.int64)
-        if self._keys.size:
-            known = self._keys[at] == hashes
-            numbers[known] = self._numbers[at[known]]
+        slot = (hashes >> np.uint64(64 - self._bits)).astype(np.int64)
+        waiting = np.arange(hashes.size)
+        mask = (1 << self._bits) - 1
+        while waiting.size:  # probe until the key or an empty slot
+            found = self._keys[slot] == hashes[waiting]
+            filled = self._numbers[slot] != 0
+            numbers[waiting[found & filled]] = self._numbers[slot[found & filled]]
+            going = filled & ~found
+            waiting, slot = waiting[going], (slot[going] + 1) & mask
         lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
         text_starts = np.concatenate([[0], np.cumsum(lengths + 1)[:-1]]).astype(np.int64)
         first = np.searchsorted(starts, text_starts)
