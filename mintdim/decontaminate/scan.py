@@ -38,13 +38,22 @@ class Block:
     """Consecutive samples' ids, back to back."""
 
     sample_ids: np.ndarray
-    counts: np.ndarray
-    ids: np.ndarray
+    counts: np.ndarray | None
+    ids: np.ndarray | None
     """Unsigned or int64 (words)."""
     texts: list[str] | None = None
     """The samples' rendered texts (``--match words``), for the report's examples."""
     words: WordSpans | None = None
     """Where each word lies (``--match words``): runs are confirmed on the words' bytes."""
+    numbers: WordNumbers | None = None
+    """A words block not numbered yet (``counts`` and ``ids`` None): what numbers it."""
+
+    def numbered(self) -> Block:
+        """The block with its ids (a words block is numbered on the search's thread)."""
+        if self.numbers is None or self.texts is None:
+            return self
+        flat, counts, spans = self.numbers.number(self.texts)
+        return Block(self.sample_ids, counts, flat, self.texts, spans)
 
     def starts(self) -> np.ndarray:
         return np.concatenate([[0], np.cumsum(self.counts)[:-1]]).astype(np.int64)
@@ -84,8 +93,8 @@ def word_blocks(samples: BuildSamples, vocabulary: dict[str, int]) -> Iterator[B
     has), with its rendered text and its words' spans, in input order."""
     numbers = WordNumbers(vocabulary)
     for batch in read_records(samples, [], batch=8192):
-        flat, counts, spans = numbers.number(batch.texts)
-        yield Block(batch.ids.astype(np.int64), counts, flat, batch.texts, spans)
+        # Numbered on the search's thread: its numpy half runs beside the next batch's reading.
+        yield Block(batch.ids.astype(np.int64), None, None, batch.texts, numbers=numbers)
 
 
 def _search(
@@ -93,6 +102,7 @@ def _search(
 ) -> tuple[Hits, np.ndarray | None]:
     """The block's hits (of the samples ``only`` marks, when given) and, with ``digests``, each
     sample's hash of its whole ids (what the verification compares copies with)."""
+    block = block.numbered()
     starts = block.starts()
     prefix = table.hasher.prefix(block.ids)
     found = None
