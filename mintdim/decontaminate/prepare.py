@@ -4,6 +4,7 @@ pass and ``mintdim verify DIR`` share."""
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from mintdim.decontaminate.benchmarks import Benchmark, read_benchmark
 from mintdim.decontaminate.catalogue import Catalogue, catalogue
 from mintdim.decontaminate.settings import Settings
 from mintdim.errors import PackedDecontaminateError, TokenizerChangedError
+from mintdim.read.reader import open_build
 from mintdim.shared import durable
 from mintdim.split.samples import BuildSamples, read_build
 
@@ -32,14 +34,15 @@ class Prepared:
 
 def prepare(build: str | os.PathLike[str], settings: Settings) -> Prepared:
     """Read the build (``NotABuildError``, ``ChangedSinceBuildError``), check its tokenizer
-    (``TokenizerChangedError``) and read and number the benchmarks."""
-    samples = read_build(build)
+    (``TokenizerChangedError``) and read and number the benchmarks, the two at once (the
+    benchmarks need only the build's manifest)."""
+    content = open_build(build).manifest
     # A packed row holds several samples: neither a clean copy (whole records) nor the shard
     # scan (one sample a row) applies to it.
-    if "pack" in samples.manifest["units"]:
-        raise PackedDecontaminateError(build=samples.shown)
-    spec = build_manifest.recorded_tokenizer(samples.manifest)
-    expected = samples.manifest["tokenizer"]["sha256"]
+    if "pack" in content["units"]:
+        raise PackedDecontaminateError(build=os.fspath(build))
+    spec = build_manifest.recorded_tokenizer(content)
+    expected = content["tokenizer"]["sha256"]
     encoder = None
     if settings.match == "tokens":
         try:
@@ -48,9 +51,16 @@ def prepare(build: str | os.PathLike[str], settings: Settings) -> Prepared:
             found = ""
         if found != expected:
             raise TokenizerChangedError(
-                build=samples.shown, path=spec.path, expected=expected, found=found
+                build=os.fspath(build), path=spec.path, expected=expected, found=found
             )
         encoder = load_encoder(spec)
-    benchmarks: list[Benchmark] = [read_benchmark(a, spec) for a in settings.against]
-    cat = catalogue(benchmarks, encoder, settings.ngram, settings.min_tokens)
+
+    def numbered() -> Catalogue:
+        benchmarks: list[Benchmark] = [read_benchmark(a, spec) for a in settings.against]
+        return catalogue(benchmarks, encoder, settings.ngram, settings.min_tokens)
+
+    with ThreadPoolExecutor(1) as pool:
+        values = pool.submit(numbered)
+        samples = read_build(build)
+        cat = values.result()
     return Prepared(settings, samples, encoder, cat, expected)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -289,6 +290,18 @@ def _input_rows(samples: BuildSamples, name: str) -> Iterator[dict]:
 
 _SHARD_KEY = b',"shard_path":'
 _HASH_KEY = b'"hash":'
+_EXACT = re.compile(r'^\{"sample_id":\d+,("hash":.*),"shard_path":', re.MULTILINE)
+"""The middle of every line in the writer's exact form, found in one pass over the whole index
+(``.*`` stops at a line's end and is greedy: up to its last shard key, as ``_middle``)."""
+
+
+def _middles(data: bytes) -> list[str]:
+    """Every line's middle (``_middle``): by one regular expression over the decoded index when
+    every line has the exact form (a second per million lines less than line by line)."""
+    found = _EXACT.findall(data.decode("utf-8"))
+    if len(found) == data.count(b"\n") and data.endswith(b"\n"):
+        return found
+    return [_middle(line) for line in data.splitlines()]
 
 
 def _middle(line: bytes) -> str:
@@ -319,7 +332,7 @@ def _write_sample_index(
     data = read_listed(
         samples, {"path": sample_index.FILENAME, **_audit(samples, sample_index.FILENAME)}
     )
-    middles = [_middle(line) for line in data.splitlines()]
+    middles = _middles(data)
     del data
     for k, output in enumerate(outputs):
         members = np.flatnonzero(split_of == k)  # input order: the split's id order
