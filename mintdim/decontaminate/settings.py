@@ -101,7 +101,7 @@ def decontaminate_settings(
     if match not in MATCHES:
         raise DecontaminateOptionError(option="match", value=match, rule="match")
     if not isinstance(report_only, bool):
-        raise DecontaminateOptionError(option="report_only", value=report_only, rule="match")
+        raise DecontaminateOptionError(option="report_only", value=report_only, rule="flag")
     if isinstance(against, str | bytes | Mapping) or not against:
         raise DecontaminateOptionError(option="against", value=against, rule="no_against")
     entries = tuple(_against(entry) for entry in against)

@@ -141,7 +141,7 @@ class DecontaminateOptionError(MintDimError, ValueError):
             "a name used by one benchmark only, made of letters, digits, '-', '_' and '.'",
             "một tên chỉ một benchmark dùng, gồm chữ, số, '-', '_' và '.'",
         ),
-        "min_tokens": Bilingual("an integer from 1 to ngram", "một số nguyên từ 1 đến ngram"),
+        "flag": Bilingual("true or false", "true hoặc false"),
     }
 
     option: str

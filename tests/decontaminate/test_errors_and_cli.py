@@ -124,6 +124,7 @@ def test_not_fresh_output_is_refused_and_untouched(planted: Path, tmp_path: Path
         ({"item_coverage": 1.5}, "item_coverage"),
         ({"match": "chars"}, "match"),
         ({"workers": 0}, "workers"),
+        ({"report_only": "yes"}, "report_only"),
         ({"against": []}, "against"),
         ({"against": ["gsm8k.jsonl"]}, "--against"),
         ({"against": [{"path": str(GSM8K)}]}, "against"),
