@@ -106,6 +106,7 @@ def decontaminate(
         report_only=report_only,
         workers=workers,
     )
+    layout.check_fresh(out, {os.fspath(build): Path(build)})  # before the reading, and again
     prepared = prepare(build, settings)
     samples, cat = prepared.samples, prepared.catalogue
     inputs = {os.fspath(build): samples.path}
