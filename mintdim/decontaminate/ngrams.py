@@ -163,9 +163,11 @@ class Table:
         self._grams = np.concatenate(grams)[order] if grams else np.zeros(0, np.int64)
         self._bitmaps = []
         for slot in (keys >> _SHIFT, keys & _LOW):  # two independent parts of the hash
-            marks = np.zeros(1 << _FILTER_BITS, dtype=bool)
-            marks[slot] = True
-            self._bitmaps.append(np.packbits(marks, bitorder="little"))
+            slot = np.unique(slot)
+            # Distinct bits of one byte add up to their OR (no 64 MiB of bools to pack).
+            bits = np.left_shift(1, (slot & np.uint64(7)).astype(np.int64))
+            marks = np.bincount(slot >> np.uint64(3), weights=bits, minlength=1 << _FILTER_BITS - 3)
+            self._bitmaps.append(marks.astype(np.uint8))
 
     def find(
         self, ids: np.ndarray, room: np.ndarray, prefix: np.ndarray

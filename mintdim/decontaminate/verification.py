@@ -130,6 +130,8 @@ class InputPass:
     """The samples searched that the rule finds contaminated."""
     digests: np.ndarray | None
     """Each input sample's digest of its stored ids (with a clean build to compare)."""
+    table: Table
+    """The pass's table (its own hash base), for the clean build's search."""
 
 
 def input_pass(
@@ -159,7 +161,7 @@ def input_pass(
         if digests is not None:
             nothing = np.zeros(samples.count, dtype=bool)
             scan(table, token_blocks(samples), workers, digests=digests, only=nothing)
-    return InputPass(removed, pairs(hits, cat, min_matches).samples(), digests)
+    return InputPass(removed, pairs(hits, cat, min_matches).samples(), digests, table)
 
 
 def verify(
@@ -199,7 +201,7 @@ def verify(
             _check("retained_clean", np.intersect1d(found, retained), samples=int(retained.size))
         )
         return {"ok": all(c["ok"] for c in checks), "checks": checks}
-    table = Table(cat.runs, Hasher.of(VERIFIER_BASE))
+    table = inputs.table
     fine = bool(((retained >= 0) & (retained < samples.count)).all())
     content = open_build(clean).manifest
     files = BuildFiles(clean, str(clean), content)
