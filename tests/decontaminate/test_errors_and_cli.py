@@ -245,3 +245,48 @@ def test_a_failed_verification_leaves_no_manifest(planted: Path, tmp_path: Path,
     assert (tmp_path / "o" / "FAILED.md").is_file()
     _both_languages(caught.value)
     assert run("verify", str(tmp_path / "o")).exit_code == 2
+
+
+def test_words_and_report_only_directories_verify(planted: Path, tmp_path: Path) -> None:
+    out = tmp_path / "w"
+    found = run(
+        "decontaminate",
+        str(planted),
+        "--against",
+        f"{GSM8K}:question,answer",
+        "--out",
+        str(out),
+        "--match",
+        "words",
+        "--report-only",
+    )
+    assert found.exit_code == 0, found.output
+    assert not (out / "clean").exists()
+    checked = run("verify", str(out))
+    assert checked.exit_code == 0, checked.output
+    assert "ran again" in checked.output
+    # The report-only pass searches every sample again: a retained sample that holds an item
+    # fails it even with every digest made to match.
+    from mintdim.split import layout
+
+    rows = (out / "contamination.jsonl").read_text().splitlines(keepends=True)
+    (out / "contamination.jsonl").write_text("".join(rows[1:]))
+    content = json.loads((out / "manifest.json").read_text())
+    content["files"]["contamination.jsonl"] = layout.file_record(out / "contamination.jsonl")
+    (out / "manifest.json").unlink()
+    layout.write_manifest(out, content)
+    checked = run("verify", str(out))
+    assert checked.exit_code == 1
+    assert "retained_clean" in checked.output
+
+
+def test_words_mode_is_the_same_whatever_the_worker_count(planted: Path, tmp_path: Path) -> None:
+    outs = []
+    for workers in (1, 2):
+        out = tmp_path / f"w{workers}"
+        mintdim.decontaminate(planted, out, against=AGAINST, match="words", workers=workers)
+        outs.append(out)
+    files = sorted(p.relative_to(outs[0]) for p in outs[0].rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(outs[1]) for p in outs[1].rglob("*") if p.is_file())
+    for relative in files:
+        assert (outs[0] / relative).read_bytes() == (outs[1] / relative).read_bytes(), relative
