@@ -80,10 +80,13 @@ _UNITS = {
 
 def examples(prepared: Prepared, found: Pairs, texts: Mapping[int, str]) -> list[dict]:
     """Per benchmark, its :data:`_EXAMPLES` pairs with the longest shared runs, as text: the
-    run in the sample (decoded tokens, or normalised words) and the item's first value."""
+    run in the sample (decoded tokens, or normalised words: among the samples whose text the
+    scan kept, ``scan.KEPT_TEXTS``) and the item's first value."""
     cat, samples = prepared.catalogue, prepared.samples
     bench_of = np.searchsorted(cat.item_start, found.item, side="right") - 1
     order = np.lexsort((found.item, found.sample, -found.longest, bench_of))
+    if prepared.encoder is None:  # words: among the samples whose text the scan kept
+        order = order[np.isin(found.sample[order], np.fromiter(texts, np.int64, len(texts)))]
     chosen = [
         int(k) for b in range(len(cat.benchmarks)) for k in order[bench_of[order] == b][:_EXAMPLES]
     ]
@@ -96,7 +99,7 @@ def examples(prepared: Prepared, found: Pairs, texts: Mapping[int, str]) -> list
             tokens = build[sample][: int(samples.token_counts[sample])]
             sample_text = prepared.encoder.decode(tokens[start:stop].tolist())
         else:
-            sample_text = " ".join(normal_words(texts.get(sample, ""))[start:stop])
+            sample_text = " ".join(normal_words(texts[sample])[start:stop])
         benchmark = cat.benchmarks[b]
         position = item - int(cat.item_start[b])
         shown.append(

@@ -26,8 +26,8 @@ from mintdim.split.write import BuildFiles, shard_records
 __all__ = ["KEPT_TEXTS", "Block", "Hits", "scan", "token_blocks", "word_blocks"]
 
 KEPT_TEXTS = 10_000
-"""Rendered texts kept for the report's examples: a bound on memory (examples are the first
-hits in sample order, so they are among them)."""
+"""Rendered texts kept for the report's examples (``--match words``): those of the first samples
+with a hit, in sample order, a bound on memory; the examples are chosen among them."""
 _BLOCK_TOKENS = 1 << 18
 """Ids hashed at a time: the temporaries (~10 arrays of 8 bytes an id, 2 MiB each) are reused
 by the allocator instead of mapped and faulted in afresh (12 against 24 ns an id at 4M)."""
