@@ -275,3 +275,45 @@ def test_the_input_build_is_untouched(build_copy, tmp_path):
     mintdim.decontaminate(build_copy, tmp_path / "o", against=AGAINST)
     assert before == {p: p.read_bytes() for p in build_copy.rglob("*") if p.is_file()}
     shutil.rmtree(tmp_path / "o")
+
+
+def test_two_inputs_with_spans_and_eos(tmp_path):
+    """Two input files (one gzip), segment spans stored, EOS appended: the clean copy keeps the
+    spans and verifies; the report counts the samples removed per input file."""
+    import gzip
+
+    from mintdim import pipeline
+    from tests.decontaminate.conftest import TEMPLATE, training_rows
+
+    rows = training_rows()
+    (tmp_path / "a.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows[:100]))
+    with gzip.open(tmp_path / "b.jsonl.gz", "wt") as handle:
+        handle.writelines(json.dumps(r) + "\n" for r in rows[100:])
+    build = tmp_path / "build"
+    (
+        pipeline("unit-build")
+        .source.jsonl(
+            files=[str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl.gz")],
+            fields=[["instruction", "input", "output"]],
+            templates=[TEMPLATE],
+        )
+        .tokenizer.sentencepiece([{"path": str(MODEL), "encode": "segments", "append_eos": True}])
+        .units(sizes=[[128, 256, 512]], build_batch=[64])
+        .output.dir(str(build), samples_per_shard=[16])
+        .run(workers=1, progress=False, on_overflow="extend")
+    )
+    out = tmp_path / "o"
+    result = mintdim.decontaminate(build, out, against=AGAINST)
+    items = [[row["question"], row["answer"]] for row in gsm8k_rows()]
+    pairs, _ = brute_force(record_ids(build), encode_values(MODEL, items))
+    assert list(result.samples_removed) == sorted({s for s, _ in pairs})
+    assert result.samples_removed and min(result.samples_removed) >= 100
+    clean = mintdim.open_build(out / "clean")
+    assert verify_build(out / "clean").ok
+    assert clean.manifest["segment_spans"]["stored"] is True
+    original = mintdim.open_build(build)
+    sources = [row["source_sample_id"] for row in clean.samples()]
+    for new, old in zip(range(len(clean)), sources, strict=True):
+        assert clean.segments(new) == original.segments(old)
+    report = json.loads((out / "report.json").read_text())
+    assert [f["removed"] for f in report["files"]] == [0, len(result.samples_removed)]
