@@ -35,6 +35,9 @@ PUBLIC = {
     "GroupResult",
     "SplitResult",
     "Split",
+    # decontamination
+    "decontaminate",
+    "DecontaminationResult",
     # messages
     "set_language",
     "MintDimWarning",

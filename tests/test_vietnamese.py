@@ -88,6 +88,7 @@ FOREIGN = {
     ("TokenizerEncodeError", "detail"): "the tokenizer library's message",
     ("OutputValidationError", "detail"): "the operating system's refusal",
     ("BuildWriteError", "detail"): "the operating system's refusal",
+    ("BenchmarkFileError", "detail"): "the operating system's refusal",
     ("FragmentDamagedError", "detail"): "the unpickler's message",
     ("WorkerError", "detail"): "the process pool's or Ray's message",
     ("RayMissingError", "detail"): "Python's ImportError",

@@ -1,5 +1,5 @@
 """The ``mintdim`` command: tools for what a user does with a build (plan, verify, inspect,
-group, split).
+group, split, decontaminate).
 
 Each subcommand lives in its own module of this package and is added to :data:`main` below.
 Builds themselves run through the Hydra runner (``python -m mintdim.run`` / ``mintdim-run``).
@@ -50,6 +50,7 @@ def main() -> None:
 
 def _add_commands() -> None:
     # Imported here, after ``main`` exists, so each command module stays independent of the others.
+    from mintdim.cli.decontaminate import decontaminate
     from mintdim.cli.group import group
     from mintdim.cli.inspect import inspect
     from mintdim.cli.plan import plan
@@ -61,6 +62,7 @@ def _add_commands() -> None:
     main.add_command(inspect)
     main.add_command(group)
     main.add_command(split)
+    main.add_command(decontaminate)
 
 
 _add_commands()

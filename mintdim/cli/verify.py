@@ -1,5 +1,6 @@
-"""``mintdim verify DIR``: check a finished build (or a split: mintdim/cli/split.py), exit 0 when
-intact, 1 with every failure, 2 when DIR is no build."""
+"""``mintdim verify DIR``: check a finished build (or a split: mintdim/cli/split.py; or a
+decontamination: mintdim/cli/decontaminate.py), exit 0 when intact, 1 with every failure, 2 when
+DIR is no build."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import orjson
 
 from mintdim.check.verify import VerifyReport, verify_build
 from mintdim.cli.bilingual import Command, PathType, language_option, option
+from mintdim.decontaminate.check import is_decontamination
 from mintdim.errors import NotABuildError
 from mintdim.shared.lang import Bilingual
 from mintdim.split.check import is_split
@@ -45,12 +47,14 @@ _HELP = {
     "verify": Bilingual(
         "Check a finished build: manifest, shard sizes and SHA-256, padding, indexes and stats. "
         "For a split (mintdim split): its three builds, its files and every invariant of its "
-        "verification.json.\n\n"
+        "verification.json; for a decontamination (mintdim decontaminate): its files, its clean "
+        "build and its verification.json.\n\n"
         "Exit status: 0 when every check holds, 1 when any fails (each failure listed), 2 when "
         "DIRECTORY holds no finished build or split.",
         "Kiểm tra một bản build đã xong: manifest, kích thước và SHA-256 của shard, padding, "
         "các index và thống kê. Với một phân chia (mintdim split): ba bản build, các file của nó "
-        "và mọi bất biến của verification.json.\n\n"
+        "và mọi bất biến của verification.json; với một kết quả khử nhiễm (mintdim "
+        "decontaminate): các file của nó, bản build sạch và verification.json.\n\n"
         "Mã thoát: 0 khi mọi kiểm tra đều đạt, 1 khi có kiểm tra không đạt (liệt kê từng lỗi), "
         "2 khi DIRECTORY không chứa bản build hay phân chia hoàn chỉnh nào.",
     ),
@@ -82,6 +86,10 @@ def verify(directory: str, deep: bool, as_json: bool, workers: int | None) -> No
         from mintdim.cli.split import verify_split_directory
 
         verify_split_directory(directory, as_json, deep)
+    if is_decontamination(directory):
+        from mintdim.cli.decontaminate import verify_decontamination_directory
+
+        verify_decontamination_directory(directory, as_json)
     try:
         report = verify_build(directory, deep=deep, workers=workers)
     except NotABuildError as err:

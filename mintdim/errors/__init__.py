@@ -3,7 +3,8 @@
 ``base`` holds the machinery (facts, texts, examples, the registry). The stage modules follow the
 flow of a build and of what comes after it: ``config`` (the declared job), ``source``,
 ``tokenizer``, ``units``, ``output``, ``execution`` (workers, interrupts, Ray), ``reader`` (a
-finished build and its loader), ``split`` (grouping and splitting a build) and ``cli`` (the
+finished build and its loader), ``split`` (grouping and splitting a build), ``decontaminate`` (benchmark decontamination)
+and ``cli`` (the
 runner's command line). The catalogue (``docs/error-catalogue.md``, ``python -m
 mintdim.errors.catalogue``) lists the classes in that order (``base.STAGES``).
 """
@@ -12,6 +13,7 @@ from mintdim.errors.base import MintDimError, error_classes
 from mintdim.errors.cli import *  # noqa: F403
 from mintdim.errors.config import *  # noqa: F403
 from mintdim.errors.config import MappingError
+from mintdim.errors.decontaminate import *  # noqa: F403
 from mintdim.errors.execution import *  # noqa: F403
 from mintdim.errors.output import *  # noqa: F403
 from mintdim.errors.reader import *  # noqa: F403

@@ -74,6 +74,7 @@ STAGES = (
     "execution",
     "reader",
     "split",
+    "decontaminate",
     "cli",
 )
 """The modules of ``mintdim.errors`` in catalogue order: the flow of a build, then what reads it,

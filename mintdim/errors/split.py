@@ -584,10 +584,14 @@ class SplitDirectoryError(MintDimError, FileNotFoundError):
     _KINDS: ClassVar[dict[str, Bilingual]] = {
         "groups": Bilingual("groups (mintdim group)", "nhóm (mintdim group)"),
         "split": Bilingual("split (mintdim split)", "phân chia (mintdim split)"),
+        "decontamination": Bilingual(
+            "decontamination (mintdim decontaminate)", "kết quả khử nhiễm (mintdim decontaminate)"
+        ),
     }
     _FOUND: ClassVar[dict[str, Bilingual]] = {
         "groups": Bilingual("groups", "các nhóm"),
         "split": Bilingual("a split", "một phân chia"),
+        "decontamination": Bilingual("a decontamination", "một kết quả khử nhiễm"),
         "build": Bilingual("a build", "một bản build"),
         "unknown": Bilingual("something else", "một thứ khác"),
     }

@@ -39,6 +39,9 @@ from mintdim import (
     set_language,
 )
 from mintdim.build.api import before_work, found_before_work
+from mintdim.decontaminate import decontaminate as decontaminate_build
+from mintdim.decontaminate.settings import decontaminate_settings
+from mintdim.decontaminate.verification import CLEAN
 from mintdim.runner import schema as schema_module
 from mintdim.runner.callbacks import finish_pending_sweep
 from mintdim.runner.confdir import config_dir
@@ -48,6 +51,7 @@ from mintdim.runner.schema import MintDimConfig, field_help, node_schema, regist
 from mintdim.runner.schema import valid_keys as schema_keys
 from mintdim.runner.summary import build_summary, show_built
 from mintdim.runner.translate import (
+    decontaminate_arguments,
     fluent_arguments,
     job_from_arguments,
     run_options,
@@ -144,17 +148,26 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
         if hydra_cfg.mode == RunMode.MULTIRUN:
             paths = arguments["output.dir"]["path"]
             _claim([paths] if isinstance(paths, str) else list(paths or []))
+    cleaning = decontaminate_arguments(cfg)
     splitting = split_arguments(cfg)
-    if splitting is not None:  # a bad split setting fails before the build, not after it
-        with before_work():
+    with before_work():  # a bad setting of what follows the build fails before it, not after
+        if cleaning is not None:
+            decontaminate_settings(**cleaning)
+        if splitting is not None:
             _check_split(*splitting)
     result = job_from_arguments(arguments).run(**run_options(cfg))
     summary = build_summary(result)
     if hydra_cfg is not None:
         summary["pictures"] = plan_pictures(result, job_dir)
     show_built(summary)
+    builds = list(dict.fromkeys(out.path for out in result.outputs))
+    # Into the job directory, or beside each build when no Hydra job runs.
+    homes = [job_dir if hydra_cfg is not None else Path(build).parent for build in builds]
+    if cleaning is not None:  # decontaminate first: the clean build is what gets split
+        summary["decontaminations"] = _decontaminate_outputs(builds, homes, cleaning)
+        builds = [done["clean"] for done in summary["decontaminations"]]
     if splitting is not None:
-        summary["splits"] = _split_outputs(result, splitting, job_dir if hydra_cfg else None)
+        summary["splits"] = _split_outputs(builds, homes, splitting)
     return summary
 
 
@@ -172,18 +185,47 @@ _SPLIT_DONE = Bilingual(
 )
 
 
-def _split_outputs(
-    result: Any, splitting: tuple[dict[str, Any], dict[str, Any]], job_dir: Path | None
+_DECONTAMINATED = Bilingual(
+    en="decontaminate {build} -> {out}: {removed:,} samples removed, {items:,} benchmark items "
+    "contaminated; verified",
+    vi="đã khử nhiễm {build} -> {out}: loại {removed:,} mẫu, {items:,} mục benchmark bị nhiễm; "
+    "đã kiểm tra",
+)
+
+
+def _decontaminate_outputs(
+    builds: list[str], homes: list[Path], options: dict[str, Any]
 ) -> list[dict[str, Any]]:
-    """Group and split each output directory of the build: into the job directory (``groups``,
-    ``split``; ``groups-<i>``, ``split-<i>`` for the i-th of several outputs), or beside the
-    build when no Hydra job runs."""
+    """Decontaminate each built directory into its home: ``decontaminated``
+    (``decontaminated-<i>`` for the i-th of several outputs)."""
+    done = []
+    for number, (build, home) in enumerate(zip(builds, homes, strict=True)):
+        out = home / ("decontaminated" if len(builds) == 1 else f"decontaminated-{number}")
+        made = decontaminate_build(build, out, **options)
+        items = sum(len(found) for found in made.contaminated_items.values())
+        removed = len(made.samples_removed)
+        show(_log, _DECONTAMINATED, build=build, out=out, removed=removed, items=items)
+        done.append(
+            {
+                "build": build,
+                "decontaminated": str(out),
+                "clean": str(out / CLEAN),
+                "removed": removed,
+                "items": items,
+            }
+        )
+    return done
+
+
+def _split_outputs(
+    builds: list[str], homes: list[Path], splitting: tuple[dict[str, Any], dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Group and split each given build into its home: ``groups`` and ``split``
+    (``groups-<i>``, ``split-<i>`` for the i-th of several outputs)."""
     grouping, options = splitting
     done = []
-    outputs = list(dict.fromkeys(out.path for out in result.outputs))
-    for number, build in enumerate(outputs):
-        home = job_dir if job_dir is not None else Path(build).parent
-        suffix = "" if len(outputs) == 1 else f"-{number}"
+    for number, (build, home) in enumerate(zip(builds, homes, strict=True)):
+        suffix = "" if len(builds) == 1 else f"-{number}"
         groups, out = home / f"groups{suffix}", home / f"split{suffix}"
         group_build(build, groups, **grouping)
         made = split_build(build, groups, out, **options)

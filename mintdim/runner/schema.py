@@ -103,6 +103,21 @@ class SplitName(Enum):
     threeway = "threeway"
 
 
+class DecontaminateName(Enum):
+    """Whether the runner decontaminates the build after it: ``decontaminate=none`` or
+    ``decontaminate=ngrams``."""
+
+    none = "none"
+    ngrams = "ngrams"
+
+
+class MatchMode(Enum):
+    """What decontamination matches: the build's token ids, or normalised words."""
+
+    tokens = "tokens"
+    words = "words"
+
+
 class Lang(Enum):
     """Language of MintDim's error messages."""
 
@@ -535,6 +550,43 @@ class SplitConfig:
 
 
 @dataclass
+class DecontaminateConfig:
+    """``mintdim.decontaminate(build, out, against=..., ngram=..., match=...)`` inside the job
+    directory (``decontaminate=ngrams``); nothing with ``decontaminate=none``."""
+
+    name: DecontaminateName = field(
+        default=DecontaminateName.none,
+        metadata=_help(
+            "none (build only) or ngrams (then remove the samples holding benchmark items)",
+            "none (chỉ build) hoặc ngrams (rồi loại các mẫu chứa mục benchmark)",
+            "decontaminate=ngrams",
+        ),
+    )
+    against: list[str] = field(
+        default_factory=list,
+        metadata=_help(
+            "benchmark files and fields, each PATH:FIELD[,FIELD...]",
+            "các file benchmark và field, mỗi mục PATH:FIELD[,FIELD...]",
+            "'decontaminate.against=[\"./eval/gsm8k_test.jsonl:question,answer\"]'",
+        ),
+    )
+    ngram: int = field(
+        default=13,
+        metadata=_help(
+            "length of the n-grams matched", "độ dài n-gram được so", "decontaminate.ngram=13"
+        ),
+    )
+    match: MatchMode = field(
+        default=MatchMode.tokens,
+        metadata=_help(
+            "tokens (the build's own ids) or words (normalised words of the rendered text)",
+            "tokens (chính id của bản build) hoặc words (từ đã chuẩn hóa của văn bản đã dựng)",
+            "decontaminate.match=words",
+        ),
+    )
+
+
+@dataclass
 class MintDimConfig:
     """The whole build config: four groups plus run options."""
 
@@ -584,6 +636,16 @@ class MintDimConfig:
             "group and split the build in the job directory (group: split=none or split=threeway)",
             "nhóm và phân chia bản build trong thư mục job (group: split=none hoặc split=threeway)",
             "split=threeway",
+        ),
+    )
+    decontaminate: DecontaminateConfig = field(
+        default_factory=DecontaminateConfig,
+        metadata=_help(
+            "remove the samples holding benchmark items, in the job directory (group: "
+            "decontaminate=none or decontaminate=ngrams)",
+            "loại các mẫu chứa mục benchmark, trong thư mục job (group: decontaminate=none "
+            "hoặc decontaminate=ngrams)",
+            "decontaminate=ngrams",
         ),
     )
     workers: int | None = field(

@@ -13,7 +13,12 @@ and handed to the public fluent API, step by step::
            ray_address=executor.address, resume=resume, piece_bytes=piece_bytes,
            resumable=resumable)
 
-and, with ``split=threeway``, for each output directory (:func:`split_arguments`)::
+and, with ``decontaminate=ngrams``, for each output directory (:func:`decontaminate_arguments`)::
+
+    mintdim.decontaminate(build, out, against=decontaminate.against, ngram=..., match=...)
+
+and, with ``split=threeway``, for each output directory (its clean build when decontaminated;
+:func:`split_arguments`)::
 
     mintdim.group(build, groups, keys=split.keys, alias_rules=split.alias_rules, ...)
     mintdim.split(build, groups, out, seed=split.seed, ratios=split.ratios, ...)
@@ -50,6 +55,7 @@ __all__ = [
     "job_from_config",
     "run_options",
     "scan_job",
+    "decontaminate_arguments",
     "split_arguments",
 ]
 
@@ -83,6 +89,7 @@ GROUP_KEYS = (
 )
 """The ``split`` group's keys that ``mintdim.group`` takes (the others go to ``mintdim.split``)."""
 SPLIT_KEYS = ("seed", "ratios", "stratify", "ratios_by_stratum", "window")
+DECONTAMINATE_KEYS = ("against", "ngram", "match")
 
 
 def _value(cfg: DictConfig, group: str, key: str) -> Any:
@@ -188,6 +195,14 @@ def split_arguments(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, Any]] | 
     grouping = {key: _value(cfg, "split", key) for key in GROUP_KEYS}
     splitting = {key: _value(cfg, "split", key) for key in SPLIT_KEYS}
     return grouping, splitting
+
+
+def decontaminate_arguments(cfg: DictConfig) -> dict[str, Any] | None:
+    """The keyword arguments of ``mintdim.decontaminate`` for ``decontaminate=ngrams`` (plain
+    Python, exactly as the config gives them); None for ``decontaminate=none``."""
+    if _value(cfg, "decontaminate", "name") in (None, "none"):
+        return None
+    return {key: _value(cfg, "decontaminate", key) for key in DECONTAMINATE_KEYS}
 
 
 def run_options(cfg: DictConfig) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from mintdim.shared import durable
 from mintdim.shared.lang import Bilingual
 
 __all__ = [
+    "DECONTAMINATION_KIND",
     "FAILED",
     "FORMAT_VERSION",
     "GROUPS_KIND",
@@ -48,8 +49,14 @@ FAILED = "FAILED.md"
 FORMAT_VERSION = 1
 GROUPS_KIND = "mintdim-groups"
 SPLIT_KIND = "mintdim-split"
+DECONTAMINATION_KIND = "mintdim-decontamination"
+"""A decontamination directory (``mintdim/decontaminate``) lives the same life."""
 SPLIT_NAMES = ("train", "validation", "test")
-_KIND_WORDS = {GROUPS_KIND: "groups", SPLIT_KIND: "split"}
+_KIND_WORDS = {
+    GROUPS_KIND: "groups",
+    SPLIT_KIND: "split",
+    DECONTAMINATION_KIND: "decontamination",
+}
 """The kind of directory a manifest describes, as SplitDirectoryError names it."""
 
 

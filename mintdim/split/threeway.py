@@ -129,7 +129,12 @@ def split(
             "groups_manifest_sha256": hashlib.sha256(groups_raw).hexdigest(),
             "seed": seed,
         }
-        written = write_builds(samples, split_of, path, provenance)
+        written = write_builds(
+            samples,
+            split_of,
+            path,
+            {name: {**provenance, "split": name} for name in layout.SPLIT_NAMES},
+        )
         _write_splits(path, samples, stratum_of, group_of, split_of, written)
         _write_group_joins(path, edges, split_of)
         if window is not None:

@@ -304,6 +304,7 @@ def test_force_added_key_is_rejected_by_the_runner(compose_cfg) -> None:
             "output",
             "executor",
             "split",
+            "decontaminate",
             "workers",
             "resume",
             "resumable",

@@ -225,12 +225,8 @@ def _rewritten(related_build: Path, copy: Path, tmp_path: Path, move: int, to: i
     target = tmp_path / "rewritten"
     target.mkdir()
     manifest = json.loads((copy / "train" / "manifest.json").read_text())
-    write_builds(
-        samples,
-        split_of,
-        target,
-        {k: v for k, v in manifest["derived_from"].items() if k != "split"},
-    )
+    common = {k: v for k, v in manifest["derived_from"].items() if k != "split"}
+    write_builds(samples, split_of, target, {name: {**common, "split": name} for name in names})
     return target
 
 

@@ -111,6 +111,7 @@ def test_registry_is_every_concrete_error_in_definition_order():
         "execution",
         "reader",
         "split",
+        "decontaminate",
         "cli",
     ]
     assert list(errors.base.STAGES) == stages

@@ -1,0 +1,292 @@
+"""``mintdim decontaminate`` and ``mintdim verify DIR`` from the command line, and every named
+error in English and Vietnamese, with nothing half-written left looking complete."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import mintdim
+from mintdim.cli import main
+from tests.decontaminate.conftest import GSM8K, MODEL, make_build, training_rows
+from tests.test_vietnamese import assert_vietnamese
+
+AGAINST = [{"path": str(GSM8K), "fields": ["question", "answer"]}]
+
+
+def run(*args: str):
+    return CliRunner().invoke(main, list(args), prog_name="mintdim")
+
+
+def _both_languages(error: mintdim.MintDimError) -> None:
+    english, vietnamese = error.message("en"), error.message("vi")
+    assert english != vietnamese
+    assert_vietnamese("\n".join(vietnamese.splitlines()[1:]))
+
+
+@pytest.fixture(scope="module")
+def made(planted: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("cli") / "out"
+    result = run(
+        "decontaminate",
+        str(planted),
+        "--against",
+        f"{GSM8K}:question,answer",
+        "--out",
+        str(out),
+        "--workers",
+        "2",
+    )
+    assert result.exit_code == 0, result.output
+    assert "gsm8k_test_first300" in result.output
+    return out
+
+
+def test_command_writes_and_verify_passes(made: Path) -> None:
+    found = run("verify", str(made))
+    assert found.exit_code == 0, found.output
+    assert "OK: decontamination" in found.output
+    found = run("--lang", "vi", "verify", str(made), "--json")
+    assert found.exit_code == 0
+    assert json.loads(found.output)["kind"] == "decontamination"
+    assert run("verify", str(made / "clean")).exit_code == 0
+
+
+def test_verify_fails_on_a_changed_clean_shard(made: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(made, copy)
+    shard = sorted((copy / "clean").rglob("shard_*.bin"))[0]
+    data = bytearray(shard.read_bytes())
+    data[0] ^= 1
+    shard.write_bytes(bytes(data))
+    found = run("verify", str(copy))
+    assert found.exit_code == 1
+    assert "clean/" in found.output
+
+
+def test_verify_fails_on_an_edited_manifest(made: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(made, copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["options"]["min_matches"] = 5
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    found = run("verify", str(copy))
+    assert found.exit_code == 1
+    assert "manifest" in found.output
+
+
+def test_verify_fails_on_an_edited_list_even_with_its_digest(made: Path, tmp_path: Path) -> None:
+    """A sample dropped from contamination.jsonl and the manifest resealed: the pass finds the
+    clean build and the list no longer cover every sample."""
+    from mintdim.split import layout
+
+    copy = tmp_path / "copy"
+    shutil.copytree(made, copy)
+    lines = (copy / "contamination.jsonl").read_text().splitlines(keepends=True)
+    (copy / "contamination.jsonl").write_text("".join(lines[1:]))
+    content = json.loads((copy / "manifest.json").read_text())
+    content["files"]["contamination.jsonl"] = layout.file_record(copy / "contamination.jsonl")
+    (copy / "manifest.json").unlink()
+    layout.write_manifest(copy, content)
+    found = run("verify", str(copy))
+    assert found.exit_code == 1, found.output
+    assert "coverage" in found.output
+
+
+def test_verify_of_an_incomplete_directory_exits_2(tmp_path: Path) -> None:
+    (tmp_path / "contamination.jsonl").write_text("")
+    assert run("verify", str(tmp_path)).exit_code == 2
+
+
+def test_not_fresh_output_is_refused_and_untouched(planted: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "keep.txt").write_text("mine")
+    with pytest.raises(mintdim.OutputNotFreshError) as caught:
+        mintdim.decontaminate(planted, out, against=AGAINST)
+    assert [p.name for p in out.iterdir()] == ["keep.txt"]
+    assert (out / "keep.txt").read_text() == "mine"
+    _both_languages(caught.value)
+    found = run("decontaminate", str(planted), "--against", f"{GSM8K}:question", "--out", str(out))
+    assert found.exit_code == 1
+
+
+@pytest.mark.parametrize(
+    ("options", "option"),
+    [
+        ({"ngram": 0}, "ngram"),
+        ({"min_matches": 0}, "min_matches"),
+        ({"min_tokens": -1}, "min_tokens"),
+        ({"item_coverage": 1.5}, "item_coverage"),
+        ({"match": "chars"}, "match"),
+        ({"workers": 0}, "workers"),
+        ({"report_only": "yes"}, "report_only"),
+        ({"against": []}, "against"),
+        ({"against": ["gsm8k.jsonl"]}, "--against"),
+        ({"against": [{"path": str(GSM8K)}]}, "against"),
+        ({"against": [f"{GSM8K}:question", f"{GSM8K}:answer"]}, "against.name"),
+    ],
+)
+def test_bad_options_are_named(planted: Path, tmp_path: Path, options: dict, option: str) -> None:
+    arguments = {"against": AGAINST, **options}
+    with pytest.raises(mintdim.DecontaminateOptionError) as caught:
+        mintdim.decontaminate(planted, tmp_path / "o", **arguments)
+    assert caught.value.option == option
+    assert not (tmp_path / "o").exists()
+    _both_languages(caught.value)
+
+
+def test_missing_benchmark_file(planted: Path, tmp_path: Path) -> None:
+    with pytest.raises(mintdim.BenchmarkFileError) as caught:
+        mintdim.decontaminate(planted, tmp_path / "o", against=[f"{tmp_path}/none.jsonl:q"])
+    assert caught.value.problem == "missing"
+    assert not (tmp_path / "o").exists()
+    _both_languages(caught.value)
+    found = run(
+        "decontaminate", str(planted), "--against", f"{tmp_path}/none.jsonl:q", "--out", "x"
+    )
+    assert found.exit_code == 1 and "none.jsonl" in found.output
+
+
+def test_unreadable_and_empty_benchmark_files(planted: Path, tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    with pytest.raises(mintdim.BenchmarkFileError) as caught:
+        mintdim.decontaminate(planted, tmp_path / "o", against=[f"{empty}:q"])
+    assert caught.value.problem == "empty"
+    folder = tmp_path / "folder.jsonl"
+    folder.mkdir()
+    with pytest.raises(mintdim.BenchmarkFileError):
+        mintdim.decontaminate(planted, tmp_path / "o", against=[f"{folder}:q"])
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"q": "fine"}\n{"q": \n')
+    with pytest.raises(mintdim.SourceParseError) as parse:
+        mintdim.decontaminate(planted, tmp_path / "o", against=[f"{broken}:q"])
+    assert "broken.jsonl" in parse.value.message("en")
+
+
+def test_a_field_the_benchmark_lacks(planted: Path, tmp_path: Path) -> None:
+    with pytest.raises(mintdim.BenchmarkFieldError) as caught:
+        mintdim.decontaminate(planted, tmp_path / "o", against=[f"{GSM8K}:question,solution"])
+    error = caught.value
+    assert (error.field, error.line, error.available) == ("solution", 1, ["question", "answer"])
+    assert "gsm8k_test_first300.jsonl:1" in error.message("en")
+    _both_languages(error)
+    typed = tmp_path / "typed.jsonl"
+    typed.write_text('{"q": "a text"}\n{"q": 3}\n')
+    with pytest.raises(mintdim.BenchmarkFieldError) as caught:
+        mintdim.decontaminate(planted, tmp_path / "o", against=[f"{typed}:q"])
+    assert (caught.value.problem, caught.value.line, caught.value.found) == ("type", 2, "int")
+
+
+def test_a_build_that_is_not_finished(planted: Path, tmp_path: Path) -> None:
+    half = tmp_path / "half"
+    shutil.copytree(planted, half)
+    (half / "manifest.json").unlink()
+    with pytest.raises(mintdim.NotABuildError):
+        mintdim.decontaminate(half, tmp_path / "o", against=AGAINST)
+    found = run("decontaminate", str(half), "--against", f"{GSM8K}:question", "--out", "o")
+    assert found.exit_code == 2
+
+
+def test_a_tokenizer_that_changed(tmp_path: Path) -> None:
+    model = tmp_path / "model.model"
+    shutil.copy(MODEL, model)
+    build = make_build(tmp_path, training_rows()[:20], model=model)
+    model.write_bytes(model.read_bytes() + b"\0")
+    with pytest.raises(mintdim.TokenizerChangedError) as caught:
+        mintdim.decontaminate(build, tmp_path / "o", against=AGAINST)
+    assert caught.value.found and caught.value.found != caught.value.expected
+    _both_languages(caught.value)
+    # Words do not depend on the tokenizer.
+    mintdim.decontaminate(build, tmp_path / "w", against=AGAINST, match="words")
+    model.unlink()
+    with pytest.raises(mintdim.TokenizerChangedError) as caught:
+        mintdim.decontaminate(build, tmp_path / "o", against=AGAINST)
+    assert caught.value.found == ""
+
+
+def test_a_packed_build_is_refused(tmp_path: Path) -> None:
+    from mintdim import pipeline
+
+    data = tmp_path / "p.jsonl"
+    data.write_text("".join(json.dumps({"text": f"sample {i} " * 3}) + "\n" for i in range(40)))
+    out = tmp_path / "packed"
+    (
+        pipeline("unit-build")
+        .source.jsonl(files=[str(data)], fields=[["text"]], templates=["{text}"])
+        .tokenizer.sentencepiece([{"path": str(MODEL)}])
+        .units(sizes=[[64]], build_batch=[64], pack=True)
+        .output.dir(str(out), samples_per_shard=[16])
+        .run(workers=1, progress=False, on_overflow="extend")
+    )
+    with pytest.raises(mintdim.PackedDecontaminateError) as caught:
+        mintdim.decontaminate(out, tmp_path / "o", against=AGAINST)
+    _both_languages(caught.value)
+
+
+def test_a_failed_verification_leaves_no_manifest(planted: Path, tmp_path: Path, monkeypatch):
+    from mintdim.decontaminate import job
+
+    def failing(*args, **kwargs):
+        return {
+            "ok": False,
+            "checks": [{"check": "coverage", "ok": False, "failures": 1, "examples": [3]}],
+        }
+
+    monkeypatch.setattr(job, "verify", failing)
+    with pytest.raises(mintdim.DecontaminationVerificationError) as caught:
+        mintdim.decontaminate(planted, tmp_path / "o", against=AGAINST)
+    assert not (tmp_path / "o" / "manifest.json").exists()
+    assert (tmp_path / "o" / "FAILED.md").is_file()
+    _both_languages(caught.value)
+    assert run("verify", str(tmp_path / "o")).exit_code == 2
+
+
+def test_words_and_report_only_directories_verify(planted: Path, tmp_path: Path) -> None:
+    out = tmp_path / "w"
+    found = run(
+        "decontaminate",
+        str(planted),
+        "--against",
+        f"{GSM8K}:question,answer",
+        "--out",
+        str(out),
+        "--match",
+        "words",
+        "--report-only",
+    )
+    assert found.exit_code == 0, found.output
+    assert not (out / "clean").exists()
+    checked = run("verify", str(out))
+    assert checked.exit_code == 0, checked.output
+    assert "ran again" in checked.output
+    # The report-only pass searches every sample again: a retained sample that holds an item
+    # fails it even with every digest made to match.
+    from mintdim.split import layout
+
+    rows = (out / "contamination.jsonl").read_text().splitlines(keepends=True)
+    (out / "contamination.jsonl").write_text("".join(rows[1:]))
+    content = json.loads((out / "manifest.json").read_text())
+    content["files"]["contamination.jsonl"] = layout.file_record(out / "contamination.jsonl")
+    (out / "manifest.json").unlink()
+    layout.write_manifest(out, content)
+    checked = run("verify", str(out))
+    assert checked.exit_code == 1
+    assert "retained_clean" in checked.output
+
+
+def test_words_mode_is_the_same_whatever_the_worker_count(planted: Path, tmp_path: Path) -> None:
+    outs = []
+    for workers in (1, 2):
+        out = tmp_path / f"w{workers}"
+        mintdim.decontaminate(planted, out, against=AGAINST, match="words", workers=workers)
+        outs.append(out)
+    files = sorted(p.relative_to(outs[0]) for p in outs[0].rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(outs[1]) for p in outs[1].rglob("*") if p.is_file())
+    for relative in files:
+        assert (outs[0] / relative).read_bytes() == (outs[1] / relative).read_bytes(), relative
