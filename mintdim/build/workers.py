@@ -20,7 +20,6 @@ returns) and no thread of its own is running when the pool forks.
 
 from __future__ import annotations
 
-import ctypes
 import itertools
 import multiprocessing
 import os
@@ -37,7 +36,7 @@ from contextlib import suppress
 from multiprocessing.process import BaseProcess
 from typing import Any, BinaryIO, TypeVar
 
-from mintdim.build.signals import stop_signals_ignored
+from mintdim.build.signals import die_with_parent, stop_signals_ignored
 from mintdim.build.tokenizer.hf_json import PARALLELISM, one_thread_per_call
 from mintdim.errors import BuildWriteError, MintDimError, WorkerError
 
@@ -54,9 +53,6 @@ _INLINE_BYTES = 2048
 the pool's pipe itself: with the pool's envelope its message stays below PIPE_BUF (4096 bytes on
 Linux). A spool file for it would cost more than the report: creating a file took 0.6 ms of CPU
 on the benchmark VM, a few percent of a build of 1 MiB pieces with a fast tokenizer."""
-
-_PR_SET_PDEATHSIG = 1
-"""prctl option (linux/prctl.h): the signal a process gets when its parent exits."""
 
 _STOP_GRACE_SECONDS = 60.0
 """How long a worker may take to finish its batch after the build was stopped."""
@@ -176,7 +172,7 @@ def _stop(pool: ProcessPoolExecutor, processes: list[BaseProcess], cancel: bool)
 
 
 def _init_worker(encoder: Callable[[Any], Any], spool: str, parent: int) -> None:
-    _die_with(parent)
+    die_with_parent(parent)
     # Ctrl-C is the main process's to handle. SIGTERM must kill: a fork inherits the main
     # process's handler (which turns SIGTERM into KeyboardInterrupt), and a worker blocked in a
     # lock would then survive terminate().
@@ -186,16 +182,6 @@ def _init_worker(encoder: Callable[[Any], Any], spool: str, parent: int) -> None
     os.environ[PARALLELISM] = "false"
     global _worker_encoder, _worker_spool
     _worker_encoder, _worker_spool = encoder, spool
-
-
-def _die_with(parent: int) -> None:
-    """End this worker when the main process ends, however it ends (SIGKILL, the OOM killer)."""
-    if sys.platform != "linux":
-        return
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != parent:  # the parent died before the request above took effect
-        os._exit(1)
 
 
 def _encode(batch: Any) -> bytes | str:

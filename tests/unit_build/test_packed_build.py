@@ -391,3 +391,44 @@ def test_units_no_sample_reaches_stay_empty(tmp_path):
     per_row = 128 // len(build[0])  # 30 equal samples, as many a row as fit
     assert build.records() == {128: -(-30 // per_row), 512: 0, 4096: 0}
     assert verify_build(tmp_path / "p").ok
+
+
+def test_the_sample_index_written_beside_is_the_one_written_here(tmp_path, monkeypatch):
+    """The places are written by a forked child beside the rows, or here when another thread
+    runs (a fork could copy a lock it holds): the same bytes either way."""
+    import threading
+
+    forks = []
+    real_fork = os.fork
+    monkeypatch.setattr(os, "fork", lambda: forks.append(1) or real_fork())
+    packed_job(tmp_path / "forked").run(workers=1, progress=False)
+    assert len(forks) == 1
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        packed_job(tmp_path / "here").run(workers=1, progress=False)
+    finally:
+        stop.set()
+        other.join()
+    assert len(forks) == 1  # the second build wrote its places here
+    assert tree_bytes(tmp_path / "forked") == tree_bytes(tmp_path / "here")
+
+
+def test_a_failure_beside_the_rows_fails_the_build_by_name(tmp_path, monkeypatch):
+    """The child writing the places meets a full disk: the build fails with BuildWriteError
+    naming it, no manifest, every unit marked."""
+    import errno as errnos
+
+    from mintdim.build.formats import sample_index
+
+    def full(*_args, **_kwargs):
+        raise OSError(errnos.ENOSPC, "No space left on device", "sample_index.jsonl")
+
+    monkeypatch.setattr(sample_index.SampleIndexWriter, "place_pending", full)
+    out = tmp_path / "p"
+    with pytest.raises(errors.BuildWriteError) as caught:
+        packed_job(out).run(workers=1, progress=False)
+    assert caught.value.reason == "disk_full"
+    assert not (out / "manifest.json").exists()
+    assert all((unit / "UNIT_BUILD_FAILED.md").is_file() for unit in out.glob("unit_*"))

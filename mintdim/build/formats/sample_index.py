@@ -127,10 +127,14 @@ class SampleIndexWriter:
         shard_numbers: np.ndarray,
         shard_rows: np.ndarray,
         row_starts: np.ndarray,
-    ) -> None:
+    ) -> dict[str, object]:
         """Write sample_index.jsonl from the pending lines, each sample's place (by id) added:
-        ``units`` indexes ``unit_sizes``."""
-        self._pending.close()
+        ``units`` indexes ``unit_sizes``. The file is closed (fsynced): its size and SHA-256.
+
+        It may run in another process (``build/write/beside.py``): so the pending file is
+        closed first, here or by ``close_pending`` before that process is forked, and the
+        result is what ``placed`` takes back."""
+        self.close_pending()
         self.file = durable.HashedFile(self._directory / FILENAME)
         # Each (unit, shard)'s bytes up to its row, made once; bytes formatting beats str and
         # encode. Python lists a block at a time: whole columns would cost ~100 bytes a sample.
@@ -162,6 +166,17 @@ class SampleIndexWriter:
                 )
                 at = end
         (self._directory / PENDING).unlink()
+        self.file.close(sync=True)
+        return self.file.record()
+
+    def close_pending(self) -> None:
+        """Close the pending lines' file (a fork must not carry its buffer twice)."""
+        if not self._pending.closed:
+            self._pending.close()
+
+    def placed(self, record: dict[str, object]) -> None:
+        """sample_index.jsonl written by ``place_pending`` in another process: its record."""
+        self.file = _Placed(FILENAME, record)
 
     def write(
         self,
@@ -206,6 +221,20 @@ class SampleIndexWriter:
             self.file.close()
         elif self._pending is not None:
             self._pending.close()
+
+
+@dataclass(frozen=True, slots=True)
+class _Placed:
+    """A closed sample_index.jsonl as ``durable.HashedFile`` describes one."""
+
+    name: str
+    facts: dict[str, object]
+
+    def record(self) -> dict[str, object]:
+        return self.facts
+
+    def close(self) -> None:
+        """Nothing left open."""
 
 
 def _line_blocks(handle: BinaryIO) -> Iterator[bytes]:

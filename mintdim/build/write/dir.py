@@ -27,6 +27,7 @@ import os
 import shutil
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -57,6 +58,7 @@ from mintdim.build.formats.unk_index import UnkIndexWriter
 from mintdim.build.source import InputFingerprint
 from mintdim.build.units.packing import ALGORITHM, VERSION
 from mintdim.build.units.planner import padded_rows
+from mintdim.build.write.beside import Beside
 from mintdim.build.write.packed import PackedUnitWriter
 from mintdim.build.write.staging import Staging
 from mintdim.errors import BuildWriteError, MintDimError, OutputValidationError
@@ -283,14 +285,22 @@ class OutputDirectory:
 
     def _finish(self, fingerprints: Mapping[int, InputFingerprint]) -> dict[str, object]:
         indexes = [record for index in self._indexes if (record := index.finish())]
+        index = None
         if self.plan.pack:
-            shards, bounds = self._finish_packed()
+            shards, bounds, index = self._finish_packed()
         else:
             shards, bounds = [record for writer in self._units for record in writer.finish()], []
+        try:
+            self._unks.close()
+            self._overflows.close()
+            groups, duplicated = self._duplicates.write(self.path)
+            if index is not None:  # the sample index's places, written beside the rows
+                self._samples.placed(index.result())
+        except BaseException:
+            if index is not None:
+                index.cancel()
+            raise
         self._samples.close()
-        self._unks.close()
-        self._overflows.close()
-        groups, duplicated = self._duplicates.write(self.path)
         for writer in self._units:
             if writer.samples == 0:
                 (writer.unit_path / EMPTY_UNIT).write_text(
@@ -333,22 +343,32 @@ class OutputDirectory:
         )
         return content
 
-    def _finish_packed(self) -> tuple[list[ShardRecord], list[ShardRecord]]:
-        """Pack every unit, write its rows and boundary index, then sample_index.jsonl with
-        every sample's place."""
+    def _finish_packed(self) -> tuple[list[ShardRecord], list[ShardRecord], Beside]:
+        """Pack every unit; then write sample_index.jsonl with every sample's place beside
+        (``write/beside.py``: a forked child) while the units' rows and boundary indexes are
+        written here. The caller takes the index's result (``_placed``)."""
         units = np.concatenate(self._unit_of) if self._unit_of else np.empty(0, np.int32)
         self._unit_of = []
         shard, row, start = (np.empty(units.size, dtype=np.int32) for _ in range(3))
+        ids = [self._unit_ids(writer.unit_size) for writer in self._units]
+        for writer, unit_ids in zip(self._units, ids, strict=True):
+            places = writer.pack()
+            shard[unit_ids], row[unit_ids], start[unit_ids] = places.shard, places.row, places.start
+        self._samples.close_pending()
+        sizes = self._sizes.tolist()
+        index = Beside(partial(self._samples.place_pending, sizes, units, shard, row, start))
+        del units, shard, row, start  # the child has its copies
         shards: list[ShardRecord] = []
         bounds: list[ShardRecord] = []
-        for writer in self._units:
-            ids = self._unit_ids(writer.unit_size)
-            written, bound, places = writer.finish(ids)
-            shards += written
-            bounds += bound
-            shard[ids], row[ids], start[ids] = places.shard, places.row, places.start
-        self._samples.place_pending(self._sizes.tolist(), units, shard, row, start)
-        return shards, bounds
+        try:
+            for writer, unit_ids in zip(self._units, ids, strict=True):
+                written, bound = writer.finish(unit_ids)
+                shards += written
+                bounds += bound
+        except BaseException:
+            index.cancel()
+            raise
+        return shards, bounds, index
 
     def _unit_ids(self, unit_size: int) -> np.ndarray:
         """The ids of a unit's samples in the order it received them, from its finished index."""

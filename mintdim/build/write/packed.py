@@ -74,7 +74,9 @@ class PackedUnitWriter:
         self._span_width = span_width
         self._shards = UnitShardWriter(unit_path, unit_size, rows_per_shard, span_width > 0)
         self._shards.packed = True
-        self._lengths: list[np.ndarray] = []
+        self._lengths: list[np.ndarray] | np.ndarray | None = []
+        """Each batch's counts; one array once packed."""
+        self._packing: Packing | None = None
         self._tokens = open(unit_path / TOKENS, "xb")  # noqa: SIM115 - closed by finish/abort
         self._spans = open(unit_path / SPANS, "xb") if span_width else None  # noqa: SIM115
 
@@ -88,14 +90,18 @@ class PackedUnitWriter:
         self._lengths.append(np.asarray(lengths, dtype=np.int32))
         self.samples += int(lengths.size)
 
-    def finish(self, sample_ids: np.ndarray) -> tuple[list[ShardRecord], list[ShardRecord], Places]:
-        """Pack, write the rows and the boundary index; ``sample_ids`` are the unit's samples
-        in the order received. Returns the shards, the boundary files and the places."""
+    def pack(self) -> Places:
+        """Pack the unit's samples (every one received): their places, in received order."""
         self._close_partial()
-        lengths = np.concatenate(self._lengths) if self._lengths else np.empty(0, np.int32)
-        self._lengths = []
-        packing = pack(lengths, self.unit_size)
-        self.rows, self.lower_bound = packing.rows, packing.lower_bound
+        self._lengths = np.concatenate(self._lengths) if self._lengths else np.empty(0, np.int32)
+        self._packing = pack(self._lengths, self.unit_size)
+        self.rows, self.lower_bound = self._packing.rows, self._packing.lower_bound
+        return _places(self._packing, self._shards.samples_per_shard)
+
+    def finish(self, sample_ids: np.ndarray) -> tuple[list[ShardRecord], list[ShardRecord]]:
+        """After ``pack``: write the rows and the boundary index (``sample_ids``: the unit's
+        samples in received order), remove the partial files; the shards and index files."""
+        packing, lengths = self._packing, self._lengths
         if lengths.size:
             self._write_rows(packing, lengths)
         shards = self._shards.finish()
@@ -113,7 +119,8 @@ class PackedUnitWriter:
         )
         for name in (TOKENS, SPANS):
             (self.unit_path / name).unlink(missing_ok=True)
-        return shards, written, _places(packing, self._shards.samples_per_shard)
+        self._packing = self._lengths = None  # only the row counts are kept
+        return shards, written
 
     def _write_rows(self, packing: Packing, lengths: np.ndarray) -> None:
         """The rows, a block at a time: each made here while a thread hashes and writes the
