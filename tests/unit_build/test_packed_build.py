@@ -394,15 +394,15 @@ def test_units_no_sample_reaches_stay_empty(tmp_path):
 
 
 def test_the_sample_index_written_beside_is_the_one_written_here(tmp_path, monkeypatch):
-    """The places are written by a forked child beside the rows, or here when another thread
-    runs (a fork could copy a lock it holds): the same bytes either way."""
+    """The duplicate groups and the places are written by forked children beside the rows, or
+    here when another thread runs (a fork could copy a lock it holds): the same bytes."""
     import threading
 
     forks = []
     real_fork = os.fork
     monkeypatch.setattr(os, "fork", lambda: forks.append(1) or real_fork())
     packed_job(tmp_path / "forked").run(workers=1, progress=False)
-    assert len(forks) == 1
+    assert len(forks) == 2  # the duplicate groups, the places
     stop = threading.Event()
     other = threading.Thread(target=stop.wait)
     other.start()
@@ -411,7 +411,7 @@ def test_the_sample_index_written_beside_is_the_one_written_here(tmp_path, monke
     finally:
         stop.set()
         other.join()
-    assert len(forks) == 1  # the second build wrote its places here
+    assert len(forks) == 2  # the second build wrote both here
     assert tree_bytes(tmp_path / "forked") == tree_bytes(tmp_path / "here")
 
 

@@ -285,20 +285,28 @@ class OutputDirectory:
 
     def _finish(self, fingerprints: Mapping[int, InputFingerprint]) -> dict[str, object]:
         indexes = [record for index in self._indexes if (record := index.finish())]
-        index = None
-        if self.plan.pack:
-            shards, bounds, index = self._finish_packed()
-        else:
-            shards, bounds = [record for writer in self._units for record in writer.finish()], []
+        beside: list[Beside] = []
         try:
+            if self.plan.pack:
+                # A packed build writes its rows now: the duplicate groups and, once the units
+                # are packed, the sample index's places are written beside them, by forked
+                # children (write/beside.py; each is a Python loop, which threads would share).
+                beside.append(Beside(partial(self._duplicates.write, self.path)))
+                shards, bounds, index = self._finish_packed()
+                beside.append(index)
+            else:
+                shards = [record for writer in self._units for record in writer.finish()]
+                bounds = []
             self._unks.close()
             self._overflows.close()
-            groups, duplicated = self._duplicates.write(self.path)
-            if index is not None:  # the sample index's places, written beside the rows
-                self._samples.placed(index.result())
+            if self.plan.pack:
+                groups, duplicated = beside[0].result()
+                self._samples.placed(beside[1].result())
+            else:
+                groups, duplicated = self._duplicates.write(self.path)
         except BaseException:
-            if index is not None:
-                index.cancel()
+            for child in beside:
+                child.cancel()
             raise
         self._samples.close()
         for writer in self._units:
