@@ -379,11 +379,13 @@ class OutputDirectory:
         return shards, bounds, index
 
     def _unit_ids(self, unit_size: int) -> np.ndarray:
-        """The ids of a unit's samples in the order it received them, from its finished index."""
+        """The ids of a unit's samples in the order it received them, from its finished index
+        (int32 while they fit: every unit's are held while the rows are written)."""
+        kind = np.int32 if self._next_id < 2**31 else np.int64
         if not any(i.unit_size == unit_size and i.samples for i in self._indexes):
-            return np.empty(0, dtype=np.int64)
+            return np.empty(0, dtype=kind)
         entries = unit_index.load(self.path / unit_index.index_path(unit_size))
-        return np.array(entries["sample_id"], dtype=np.int64)
+        return np.array(entries["sample_id"], dtype=kind)
 
     def _packing(self) -> dict[str, object] | None:
         """stats.json's ``packing``: per unit, its rows against the fewest any packing needs."""
