@@ -110,7 +110,8 @@ class PackedUnitWriter:
                 self.unit_path.parent,
                 self.unit_size,
                 packing.offsets,
-                sample_ids[packing.samples],
+                sample_ids,
+                packing.samples,
                 packing.starts,
                 packing.lengths,
             )
