@@ -10,7 +10,7 @@ removes the hidden files and gives each sample's place for ``sample_index.jsonl`
 Memory: 4 bytes per sample while the build runs (its length), the packing's int32 arrays at the
 end. The rows are made a block at a time, each sample read from the file into its place, while
 a thread hashes and writes the block before: a unit of any size fits, and a 1M-sample build's
-main process peaked 52 bytes a sample above an unpacked one (benchmarks/packed_build.py).
+main process peaked at most 40 bytes a sample above an unpacked one (benchmarks/packed_build.py).
 A failed build leaves the hidden files inside its failed unit directory, which a resumed build
 clears with everything else.
 """
