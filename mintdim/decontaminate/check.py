@@ -13,14 +13,12 @@ independent pass run again.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
 
-from mintdim.build.formats import manifest as build_manifest
 from mintdim.check.verify import VerifyReport, verify_build
 from mintdim.decontaminate.prepare import prepare
 from mintdim.decontaminate.settings import decontaminate_settings
@@ -28,6 +26,7 @@ from mintdim.decontaminate.verification import CLEAN, CONTAMINATION, FILENAME, d
 from mintdim.errors import MintDimError, NotABuildError, SplitDirectoryError
 from mintdim.shared.lang import Bilingual
 from mintdim.split import layout
+from mintdim.split.check import compare_build_manifest, compare_listed
 
 __all__ = ["DecontaminationReport", "is_decontamination", "verify_decontamination"]
 
@@ -160,38 +159,19 @@ def verify_decontamination(directory: str | os.PathLike[str]) -> Decontamination
         report.add(layout.MANIFEST, "manifest", detail=" ".join(err.message().splitlines()[1:]))
         return report
     for name, listed in content["files"].items():
-        _compare(root, name, listed, report)
+        compare_listed(root, name, listed, report)
     clean = content["clean"]
     if clean is not None:
         for entry in clean["files"]:
-            _compare(root, entry["path"], entry, report)
+            compare_listed(root, entry["path"], entry, report)
         _check_clean(root, clean, report)
     report.input_path = content["build"]["path"]
     _rerun(root, content, report)
     return report
 
 
-def _compare(root: Path, relative: str, listed: dict, report: DecontaminationReport) -> None:
-    path = root / relative
-    if not path.is_file():
-        report.add(relative, "missing")
-        return
-    size = path.stat().st_size
-    if size != listed["bytes"]:
-        report.add(relative, "size", actual=size, listed=listed["bytes"])
-        return
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    if digest != listed["sha256"]:
-        report.add(relative, "sha256", actual=digest, listed=listed["sha256"])
-
-
 def _check_clean(root: Path, clean: dict, report: DecontaminationReport) -> None:
-    manifest_path = root / CLEAN / build_manifest.FILENAME
-    if manifest_path.is_file():
-        digest = hashlib.sha256(manifest_path.read_bytes()).hexdigest()
-        if digest != clean["manifest_sha256"]:
-            relative = f"{CLEAN}/{build_manifest.FILENAME}"
-            report.add(relative, "build_manifest", actual=digest, listed=clean["manifest_sha256"])
+    compare_build_manifest(root, CLEAN, clean["manifest_sha256"], report)
     try:
         report.clean = verify_build(root / CLEAN)
     except NotABuildError:

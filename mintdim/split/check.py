@@ -21,6 +21,7 @@ import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -31,7 +32,13 @@ from mintdim.read.reader import UnitBuild, open_build
 from mintdim.shared.lang import Bilingual
 from mintdim.split import layout, verification
 
-__all__ = ["SplitReport", "is_split", "verify_split"]
+__all__ = [
+    "SplitReport",
+    "compare_build_manifest",
+    "compare_listed",
+    "is_split",
+    "verify_split",
+]
 
 _TEXT = {
     "missing": Bilingual("missing", "không tồn tại"),
@@ -158,9 +165,9 @@ def verify_split(directory: str | os.PathLike[str]) -> SplitReport:
     root, content, _ = layout.read_manifest(directory, layout.SPLIT_KIND)
     report = SplitReport(directory=os.fspath(directory))
     for name, listed in content["files"].items():
-        _compare(root, name, listed, report)
+        compare_listed(root, name, listed, report)
     for entry in content["training_files"]:
-        _compare(root, entry["path"], entry, report)
+        compare_listed(root, entry["path"], entry, report)
     for name in layout.SPLIT_NAMES:
         _check_build(root, name, content["builds"][name], report)
     source = _input_build(content["build"])
@@ -188,7 +195,9 @@ def _claims(result: dict) -> list[tuple]:
     return [(check["check"], check["ok"]) for check in result.get("checks", [])]
 
 
-def _compare(root: Path, relative: str, listed: dict, report: SplitReport) -> None:
+def compare_listed(root: Path, relative: str, listed: dict, report: Any) -> None:
+    """A file of a derived directory (a split, a decontamination) against its listed size and
+    SHA-256; ``report.add`` gets ``missing``, ``size`` or ``sha256``."""
     path = root / relative
     if not path.is_file():
         report.add(relative, "missing")
@@ -202,17 +211,19 @@ def _compare(root: Path, relative: str, listed: dict, report: SplitReport) -> No
         report.add(relative, "sha256", actual=digest, listed=listed["sha256"])
 
 
-def _check_build(root: Path, name: str, entry: dict, report: SplitReport) -> None:
+def compare_build_manifest(root: Path, name: str, sha256: str, report: Any) -> None:
+    """A derived build's manifest.json (when there) against the SHA-256 its directory's manifest
+    lists; ``report.add`` gets ``build_manifest``."""
     manifest_path = root / name / build_manifest.FILENAME
     if manifest_path.is_file():
         digest = hashlib.sha256(manifest_path.read_bytes()).hexdigest()
-        if digest != entry["manifest_sha256"]:
-            report.add(
-                f"{name}/{build_manifest.FILENAME}",
-                "build_manifest",
-                actual=digest,
-                listed=entry["manifest_sha256"],
-            )
+        if digest != sha256:
+            relative = f"{name}/{build_manifest.FILENAME}"
+            report.add(relative, "build_manifest", actual=digest, listed=sha256)
+
+
+def _check_build(root: Path, name: str, entry: dict, report: SplitReport) -> None:
+    compare_build_manifest(root, name, entry["manifest_sha256"], report)
     try:
         found = verify_build(root / name)
     except NotABuildError as err:
