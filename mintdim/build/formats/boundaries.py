@@ -95,6 +95,15 @@ class Boundaries:
         at = np.maximum(last, 0)
         return np.where(held, self.start[at].astype(np.int64) + self.length[at], 0)
 
+    def holds(self, packing: object, sample_ids: np.ndarray) -> bool:
+        """Whether these are exactly ``packing``'s rows (a ``units/packing.Packing`` of the
+        unit's samples, whose ids in packing order are ``sample_ids``): offsets, ids, starts."""
+        return (
+            np.array_equal(packing.offsets, self.offsets)
+            and np.array_equal(sample_ids[packing.samples], self.sample_id)
+            and np.array_equal(packing.starts, self.start)
+        )
+
     def first_ids(self) -> np.ndarray:
         """int64 [rows]: each row's first sample id (-1 for an empty row)."""
         held = np.diff(self.offsets) > 0

@@ -68,15 +68,9 @@ def check_rows(
             continue
         _layout(own, token_counts, size, relative, report)
         packed = pack(token_counts[members], size)
-        same_rows = packed.offsets.size == own.offsets.size
-        expected_ids = members[packed.samples]
-        if same_rows and (
-            np.array_equal(packed.offsets, own.offsets)
-            and np.array_equal(expected_ids, own.sample_id)
-            and np.array_equal(packed.starts, own.start)
-        ):
+        if own.holds(packed, members):
             continue
-        row = _first_difference(packed.offsets, expected_ids, own)
+        row = _first_difference(packed.offsets, members[packed.samples], own)
         report.add("boundaries", relative, "packing", unit=size, row=row, algorithm=ALGORITHM)
 
 
