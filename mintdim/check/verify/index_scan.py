@@ -140,16 +140,15 @@ class IndexScan:
             ids = own.sample_id
             fine = (ids >= 0) & (ids < count)
             row_at[ids[fine]], start_at[ids[fine]] = own.row_of()[fine], own.start[fine]
-            numbers, places = np.divmod(np.arange(own.rows), per_shard)
             fill, firsts = own.fill(), own.first_ids()
-            for number in np.unique(numbers).tolist():
+            # Shard n holds rows n * per_shard onwards: a slice each, not a mask over all rows.
+            for number, first in enumerate(range(0, own.rows, per_shard)):
                 shard = int(self.shard_table[unit, min(number, self.shard_table.shape[1] - 1)])
                 if shard < 0:
                     continue
-                at = numbers == number
-                keep = places[at] < self.record_counts[shard].size
-                self.record_counts[shard][places[at][keep]] = fill[at][keep]
-                self.record_ids[shard][places[at][keep]] = firsts[at][keep]
+                held = min(per_shard, own.rows - first, self.record_counts[shard].size)
+                self.record_counts[shard][:held] = fill[first : first + held]
+                self.record_ids[shard][:held] = firsts[first : first + held]
         return row_at, start_at
 
     def _shard_table(self) -> np.ndarray:
