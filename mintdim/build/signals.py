@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import ctypes
-import os
 import signal
-import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from mintdim.errors import BuildInterruptedError
 
-__all__ = ["StopSignal", "die_with_parent", "sigterm_as_interrupt", "stop_signals_ignored"]
-
-_PR_SET_PDEATHSIG = 1
-"""prctl option (linux/prctl.h): the signal a process gets when its parent exits."""
+__all__ = ["StopSignal", "sigterm_as_interrupt", "stop_signals_ignored"]
 
 
 class StopSignal:
@@ -63,14 +57,3 @@ def stop_signals_ignored() -> Iterator[None]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-
-
-def die_with_parent(parent: int) -> None:
-    """End this forked process when ``parent`` ends, however it ends (SIGKILL, the OOM killer):
-    a worker, or a packed build's writer beside its main process, never outlives the build."""
-    if sys.platform != "linux":
-        return
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != parent:  # the parent died before the request above took effect
-        os._exit(1)

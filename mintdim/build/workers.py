@@ -36,9 +36,10 @@ from contextlib import suppress
 from multiprocessing.process import BaseProcess
 from typing import Any, BinaryIO, TypeVar
 
-from mintdim.build.signals import die_with_parent, stop_signals_ignored
+from mintdim.build.signals import stop_signals_ignored
 from mintdim.build.tokenizer.hf_json import PARALLELISM, one_thread_per_call
 from mintdim.errors import BuildWriteError, MintDimError, WorkerError
+from mintdim.shared.beside import die_with_parent
 
 __all__ = ["encode_in_order"]
 

@@ -1,1 +1,2 @@
-"""Building blocks shared by every room of MintDim: languages, logging, paths, signals, types."""
+"""Building blocks shared by every room of MintDim: languages, logging, paths, types, and work
+run beside the main process."""

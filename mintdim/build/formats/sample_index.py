@@ -131,7 +131,7 @@ class SampleIndexWriter:
         """Write sample_index.jsonl from the pending lines, each sample's place (by id) added:
         ``units`` indexes ``unit_sizes``. The file is closed (fsynced): its size and SHA-256.
 
-        It may run in another process (``build/write/beside.py``): so the pending file is
+        It may run in another process (``shared/beside.py``): so the pending file is
         closed first, here or by ``close_pending`` before that process is forked, and the
         result is what ``placed`` takes back."""
         self.close_pending()

@@ -58,11 +58,11 @@ from mintdim.build.formats.unk_index import UnkIndexWriter
 from mintdim.build.source import InputFingerprint
 from mintdim.build.units.packing import ALGORITHM, VERSION
 from mintdim.build.units.planner import padded_rows
-from mintdim.build.write.beside import Beside
 from mintdim.build.write.packed import PackedUnitWriter
 from mintdim.build.write.staging import Staging
 from mintdim.errors import BuildWriteError, MintDimError, OutputValidationError
 from mintdim.shared import durable
+from mintdim.shared.beside import Beside
 from mintdim.shared.lang import Bilingual
 
 __all__ = ["OutputDirectory"]
@@ -290,7 +290,7 @@ class OutputDirectory:
             if self.plan.pack:
                 # A packed build writes its rows now: the duplicate groups and, once the units
                 # are packed, the sample index's places are written beside them, by forked
-                # children (write/beside.py; each is a Python loop, which threads would share).
+                # children (shared/beside.py; each is a Python loop, which threads would share).
                 beside.append(Beside(partial(self._duplicates.write, self.path)))
                 shards, bounds, index = self._finish_packed()
                 beside.append(index)
@@ -353,7 +353,7 @@ class OutputDirectory:
 
     def _finish_packed(self) -> tuple[list[ShardRecord], list[ShardRecord], Beside]:
         """Pack every unit; then write sample_index.jsonl with every sample's place beside
-        (``write/beside.py``: a forked child) while the units' rows and boundary indexes are
+        (``shared/beside.py``: a forked child) while the units' rows and boundary indexes are
         written here. The caller takes the index's result (``_placed``)."""
         units = np.concatenate(self._unit_of) if self._unit_of else np.empty(0, np.int32)
         self._unit_of = []

@@ -2,7 +2,9 @@
 
 A packed build's finish has two long Python loops: the rows, and sample_index.jsonl's places.
 Threads would take turns on the GIL, so the places are written by a forked child while this
-process writes the rows (1M short samples: 0.7 s each, overlapped). The child dies with its
+process writes the rows (1M short samples: 0.7 s each, overlapped). A decontamination's
+verification pass searches the input build again in one while the finder searches it and the
+clean build is written. The child dies with its
 parent (``die_with_parent``), sends back its result or its exception, pickled through a pipe,
 and ends with ``os._exit``: nothing of the parent's (atexit, buffers, finalizers) runs twice.
 
@@ -13,17 +15,20 @@ the same either way: only the time differs.
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import os
 import pickle
 import signal
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
 
-from mintdim.build.signals import die_with_parent
+__all__ = ["Beside", "die_with_parent"]
 
-__all__ = ["Beside"]
+_PR_SET_PDEATHSIG = 1
+"""prctl option (linux/prctl.h): the signal a process gets when its parent exits."""
 
 
 class Beside:
@@ -75,3 +80,14 @@ class Beside:
         os.waitpid(self._pid, 0)
         os.close(self._read)
         self._pid = None
+
+
+def die_with_parent(parent: int) -> None:
+    """End this forked process when ``parent`` ends, however it ends (SIGKILL, the OOM killer):
+    a build's worker, or work run beside its main process, never outlives the build."""
+    if sys.platform != "linux":
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # the parent died before the request above took effect
+        os._exit(1)
