@@ -301,3 +301,60 @@ def test_lines_read_from_their_bytes_are_what_orjson_reads_or_declined(tmp_path)
         block = data[:at] + (byte if edit < 2 else b"") + data[at + (edit != 1) :]
         accepted += same_as_orjson(block)
     assert accepted > 100  # digit and hex edits keep the form: the reader must follow them
+
+
+def test_source_ids_read_from_line_ends_are_what_orjson_reads_or_refused(tmp_path):
+    """A copied build's index (split, clean build): ``source_ids`` reads each line's last key
+    straight from its bytes, across the reader's 1 MiB blocks, equal to orjson's reading; a line
+    edited there (after the key's comma, up to its closing brace) either still reads as orjson reads
+    it, or is refused naming its line. (The rest of a line is the index digest's to vouch for.)"""
+    import orjson
+
+    from mintdim.build.formats import sample_index
+
+    rng = np.random.default_rng(5)
+    count = 6000  # ~2 MiB: lines cross the reader's block boundaries
+    parts = sample_index.sample_parts(
+        [hashlib.sha256(i.to_bytes(4, "little")).hexdigest() for i in range(count)],
+        [3] * count,
+        [8] * count,
+        json.dumps('ủ/odd "name".jsonl', ensure_ascii=False),
+        list(range(1, count + 1)),
+        ["[]"] * count,
+    )
+    # Ids across digit boundaries: 0, 9, 10, 99999, 100000, up to 2**40.
+    source = np.sort(rng.integers(0, 1 << 40, count))
+    source[:5] = [0, 9, 10, 99999, 100000]
+    writer = sample_index.SampleIndexWriter(tmp_path)
+    writer.write(0, parts, np.full(count, 8), np.zeros(count, np.int64), np.arange(count), source)
+    writer.close()
+    path = tmp_path / sample_index.FILENAME
+    data = path.read_bytes()
+    assert np.array_equal(sample_index.source_ids(path), source)
+    assert np.array_equal(source, [orjson.loads(x)["source_sample_id"] for x in data.splitlines()])
+
+    lines = data.splitlines(keepends=True)
+    alphabet = b'0123456789-+ "}x:,'
+    outcomes = {"read": 0, "refused": 0}
+    for _ in range(300):
+        k = int(rng.integers(0, 20))
+        line = lines[k]
+        tail = len(line) - line.rindex(b',"source_sample_id":')
+        at = len(line) - int(rng.integers(2, tail))
+        byte = bytes([alphabet[int(rng.integers(0, len(alphabet)))]])
+        edit = int(rng.integers(0, 3))
+        changed = line[:at] + (byte if edit < 2 else b"") + line[at + (edit != 1) :]
+        path.write_bytes(b"".join(lines[:k]) + changed + b"".join(lines[k + 1 : 40]))
+        try:
+            got = sample_index.source_ids(path)
+        except ValueError as err:
+            assert f"sample_index.jsonl line {k + 1}:" in str(err)
+            outcomes["refused"] += 1
+            continue
+        try:
+            want = [orjson.loads(x)["source_sample_id"] for x in path.read_bytes().splitlines()]
+        except (orjson.JSONDecodeError, KeyError, TypeError) as err:
+            raise AssertionError(f"read {got[k]} from a line orjson refuses: {changed!r}") from err
+        assert got.tolist() == want, changed
+        outcomes["read"] += 1
+    assert min(outcomes.values()) > 30, outcomes  # digit edits keep the form, others do not
