@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -49,6 +49,7 @@ from mintdim.decontaminate.verification import (
 )
 from mintdim.errors import DecontaminationVerificationError
 from mintdim.shared import durable
+from mintdim.shared.beside import Beside
 from mintdim.split import layout
 from mintdim.split.samples import BuildSamples
 from mintdim.split.threeway import build_files
@@ -111,6 +112,23 @@ def decontaminate(
     samples, cat = prepared.samples, prepared.catalogue
     inputs = {os.fspath(build): samples.path}
     layout.check_fresh(out, inputs)
+    # The verification's search of the input build needs nothing the finder writes: it runs in
+    # a forked child from here on, beside the finder's search and the clean copy, or here and
+    # now when other threads run.
+    again = Beside(
+        partial(input_pass, samples, cat, settings.match, settings.min_matches, settings.workers)
+    )
+    try:
+        return _run(out, prepared, inputs, again)
+    finally:
+        again.cancel()
+
+
+def _run(
+    out: str | os.PathLike[str], prepared: Prepared, inputs: dict[str, Path], again: Beside
+) -> DecontaminationResult:
+    """Find, write, prove (``again``: the verification's search of the input build)."""
+    settings, samples, cat = prepared.settings, prepared.samples, prepared.catalogue
     texts: dict[int, str] = {}
     table = Table(cat.runs, Hasher.of(FINDER_BASE))
     if settings.match == "tokens":
@@ -122,20 +140,8 @@ def decontaminate(
     shares = coverage(hits, cat)
     removed = found.samples()
     path = layout.fresh_directory(out, inputs)
-    with layout.running(path, "mintdim decontaminate"), ThreadPoolExecutor(1) as pool:
+    with layout.running(path, "mintdim decontaminate"):
         _write_contamination(path, samples, cat, found)
-        # The verification's pass over the input build needs only contamination.jsonl: it runs
-        # while the clean build is written (its hashing releases the GIL).
-        first = pool.submit(
-            input_pass,
-            path,
-            samples,
-            cat,
-            settings.match,
-            settings.min_matches,
-            settings.workers,
-            not settings.report_only,
-        )
         contaminated = _write_items(path, cat, found, shares, settings.item_coverage)
         clean = None
         if not settings.report_only:
@@ -153,7 +159,7 @@ def decontaminate(
             settings.match,
             settings.min_matches,
             settings.workers,
-            first.result(),
+            again.result(),
         )
         durable.write_json_atomic(path / FILENAME, checked)
         if not checked["ok"]:

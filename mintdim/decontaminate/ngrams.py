@@ -39,11 +39,18 @@ VERIFIER_BASE = 0xC2B2AE3D27D4EB4F
 _FILTER_BITS = 26
 """A bitmap of 2**26 bits (8 MiB) of the hash's top bits screens every window before the sorted
 table is searched: a gather per window, where a binary search per window would cost ~20. Packed
-bits, not bools: 8 MiB stays in cache where 64 MiB of bools does not (13 against 19 ns a window,
-measured). A second bitmap of its low bits screens the few percent that pass, so that only
-about one window in 10,000 reaches the binary search (which cost half the scan without it)."""
+bits, not bools: 8 MiB stays in cache where 64 MiB of bools does not (6 against 13 ns a window,
+measured on a build's windows). A second bitmap of its low bits screens the few percent that
+pass, so that only about one window in 10,000 reaches the binary search (which cost half the
+scan without it)."""
 _SHIFT = np.uint64(64 - _FILTER_BITS)
 _LOW = np.uint64((1 << _FILTER_BITS) - 1)
+_STRIDE = 4
+"""Windows hashed and screened: one position in 4 (``Table``): 4 keys a run in the table, and a
+quarter of the windows to hash and screen (the screen is most of a search's time)."""
+_SCREENED = 8
+"""The shortest window screened: a stride that would leave fewer ids is made shorter (runs of
+8 ids, whole values of ``min_tokens``, get stride 1), so candidates stay as rare as they are."""
 _ROWS_IDS = 1 << 18
 """Ids of a matrix hashed at a time by ``Hasher.rows``."""
 
@@ -84,17 +91,24 @@ class Hasher:
     def prefix(self, ids: np.ndarray) -> np.ndarray:
         """``H`` of ``ids`` (length ``ids.size + 1``)."""
         powers, _ = self._powers(ids.size + 1)
-        prefix = np.zeros(ids.size + 1, dtype=np.uint64)
-        np.cumsum(ids.astype(np.uint64) * powers[: ids.size], out=prefix[1:])
+        prefix = np.empty(ids.size + 1, dtype=np.uint64)
+        prefix[0] = 0
+        # In place: one pass each for the products and their sum (the ids widen as they go).
+        np.multiply(ids, powers[: ids.size], out=prefix[1:], dtype=np.uint64, casting="unsafe")
+        np.cumsum(prefix[1:], out=prefix[1:])
         return prefix
 
-    def windows(self, prefix: np.ndarray, length: int) -> np.ndarray:
-        """The hash of every window of ``length`` ids (``prefix.size - length`` of them)."""
-        count = prefix.size - 1 - length + 1
-        if count <= 0:
+    def windows(self, prefix: np.ndarray, length: int, step: int = 1) -> np.ndarray:
+        """The hash of every ``step``-th window of ``length`` ids (those starting at 0, ``step``,
+        ``2 * step`` ... that fit in the ``prefix.size - 1`` ids)."""
+        last = prefix.size - 1 - length  # the last start that fits
+        if last < 0:
             return np.zeros(0, dtype=np.uint64)
         _, inverses = self._powers(prefix.size)
-        return (prefix[length : length + count] - prefix[:count]) * inverses[:count]
+        stop = last - last % step + 1
+        hashes = prefix[length : length + stop : step] - prefix[:stop:step]
+        hashes *= inverses[:stop:step]
+        return hashes
 
     def spans(self, prefix: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
         """The hash of each span ``[starts[k], starts[k] + counts[k])`` (a whole sample)."""
@@ -110,7 +124,7 @@ class Hasher:
         parts = [np.zeros(0, dtype=np.uint64)]
         for start in range(0, rows, step):
             flat = np.ascontiguousarray(matrix[start : start + step]).reshape(-1)
-            parts.append(self.windows(self.prefix(flat), width)[::width])
+            parts.append(self.windows(self.prefix(flat), width, width))
         return np.concatenate(parts)
 
 
@@ -144,59 +158,79 @@ class Table:
     """Every content run of the benchmarks, with a hash table to find them.
 
     Runs have several lengths (n, and the whole values from ``min_tokens`` to n - 1), but the
-    build is hashed once, for windows of the shortest length m: a run is looked up by the hash
-    of its first m ids, and a candidate is then compared with the whole run. One pass over the
-    build's ids whatever the number of lengths.
+    build is hashed once, for windows of one length w, and only at every ``stride``-th position:
+    with m the shortest run length and s the stride, w = m - s + 1, and each run is looked up by
+    the hashes of its s windows of w ids at offsets 0 to s - 1. A run that occurs at p covers
+    exactly one position q = p + j (0 <= j < s) that is a multiple of s, and the window there is
+    the run's window at offset j: so a candidate is (q, run, j), its start p = q - j, and it is
+    then compared with the whole run. One pass over the build's ids whatever the number of
+    lengths, and s times fewer windows hashed and screened (the table holds s keys a run).
     """
 
     def __init__(self, runs: list[Runs], hasher: Hasher) -> None:
         self.runs = {r.length: r for r in runs if r.grams.shape[0]}
         self.hasher = hasher
-        self.width = min(self.runs, default=1)
-        heads = [hasher.rows(r.grams[:, : self.width]) for r in self.runs.values()]
-        lengths = [np.full(r.grams.shape[0], r.length, np.int64) for r in self.runs.values()]
-        grams = [np.arange(r.grams.shape[0], dtype=np.int64) for r in self.runs.values()]
+        width = min(self.runs, default=1)
+        self.stride = max(1, min(_STRIDE, width - _SCREENED + 1))
+        self.screened = width - self.stride + 1
+        heads, lengths, grams, offsets = [], [], [], []
+        for r in self.runs.values():
+            count = r.grams.shape[0]
+            for offset in range(self.stride):
+                heads.append(hasher.rows(r.grams[:, offset : offset + self.screened]))
+                lengths.append(np.full(count, r.length, np.int32))
+                grams.append(np.arange(count, dtype=np.int32))
+                offsets.append(np.full(count, offset, np.int8))
         keys = np.concatenate(heads) if heads else np.zeros(0, np.uint64)
-        order = np.argsort(keys, kind="stable")
+        # Any order of equal keys will do: the hits are sorted in the end (and the vectorised
+        # quicksort is twice as fast as a stable sort).
+        order = np.argsort(keys)
         self._keys = keys[order]
-        self._lengths = np.concatenate(lengths)[order] if lengths else np.zeros(0, np.int64)
-        self._grams = np.concatenate(grams)[order] if grams else np.zeros(0, np.int64)
-        self._bitmaps = []
-        for slot in (keys >> _SHIFT, keys & _LOW):  # two independent parts of the hash
-            slot = np.unique(slot)
-            # Distinct bits of one byte add up to their OR (no 64 MiB of bools to pack).
-            bits = np.left_shift(1, (slot & np.uint64(7)).astype(np.int64))
-            marks = np.bincount(slot >> np.uint64(3), weights=bits, minlength=1 << _FILTER_BITS - 3)
-            self._bitmaps.append(marks.astype(np.uint8))
+        self._lengths = np.concatenate(lengths)[order] if lengths else np.zeros(0, np.int32)
+        self._grams = np.concatenate(grams)[order] if grams else np.zeros(0, np.int32)
+        self._offsets = np.concatenate(offsets)[order] if offsets else np.zeros(0, np.int8)
+        # Two independent parts of the hash.
+        self._bitmaps = (_packed_bits(keys >> _SHIFT), _packed_bits(keys & _LOW))
 
     def find(
-        self, ids: np.ndarray, room: np.ndarray, prefix: np.ndarray
+        self, ids: np.ndarray, ends: np.ndarray, prefix: np.ndarray
     ) -> list[tuple[int, np.ndarray, np.ndarray]]:
-        """Every run of the table found in ``ids`` (int64; ``prefix``: their ``Hasher.prefix``),
-        confirmed on the ids: per length, the positions and gram numbers. ``room[i]``: how many
-        ids from ``i`` on belong to the same sample (a window that crosses into the next sample
-        is none)."""
+        """Every run of the table found in ``ids`` (``prefix``: their ``Hasher.prefix``),
+        confirmed on the ids: per length, the positions and gram numbers. ``ends``: where each
+        sample's ids end, ascending (a run that crosses into the next sample is none)."""
         if not ids.size or not self.runs:
             return []
-        hashes = self.hasher.windows(prefix, self.width)
-        positions = np.flatnonzero(_marked(self._bitmaps[0], hashes >> _SHIFT))
-        positions = positions[_marked(self._bitmaps[1], hashes[positions] & _LOW)]
-        positions = positions[room[positions] >= self.width]
-        wanted = hashes[positions]
+        hashes = self.hasher.windows(prefix, self.screened, self.stride)
+        at = np.flatnonzero(_marked(self._bitmaps[0], hashes >> _SHIFT))
+        at = at[_marked(self._bitmaps[1], hashes[at] & _LOW)]
+        wanted = hashes[at]
         left = np.searchsorted(self._keys, wanted, side="left")
         many = np.searchsorted(self._keys, wanted, side="right") - left
-        # Each position with every run whose head has its hash (almost always 0 or 1).
-        positions = np.repeat(positions, many)
-        entry = np.repeat(left, many) + np.arange(positions.size)
+        # Each window with every (run, offset) whose window has its hash (almost always 0 or 1).
+        at = np.repeat(at, many) * self.stride
+        entry = np.repeat(left, many) + np.arange(at.size)
         entry -= np.repeat(np.cumsum(many) - many, many)
         lengths, grams = self._lengths[entry], self._grams[entry]
+        starts = at - self._offsets[entry]
+        # The run must lie inside the sample that holds the window.
+        owner = np.searchsorted(ends, at, side="right")
+        inside = starts >= np.where(owner > 0, ends[owner - 1], 0)
+        room = ends[owner] - starts
         found = []
         for length, r in self.runs.items():
-            chosen = (lengths == length) & (room[positions] >= length)
-            at, gram = positions[chosen], grams[chosen]
-            same = (ids[at[:, None] + np.arange(length)] == r.grams[gram]).all(axis=1)
-            found.append((length, at[same], gram[same]))
+            chosen = (lengths == length) & inside & (room >= length)
+            begin, gram = starts[chosen], grams[chosen]
+            same = (ids[begin[:, None] + np.arange(length)] == r.grams[gram]).all(axis=1)
+            found.append((length, begin[same], gram[same].astype(np.int64)))
         return found
+
+
+def _packed_bits(slots: np.ndarray) -> np.ndarray:
+    """A bitmap of ``2**_FILTER_BITS`` bits with ``slots`` set, packed 8 to a byte (little bit
+    order: slot s is bit s & 7 of byte s >> 3)."""
+    marks = np.zeros(1 << _FILTER_BITS, dtype=bool)
+    marks[slots] = True
+    return np.packbits(marks, bitorder="little")
 
 
 def _marked(bitmap: np.ndarray, slot: np.ndarray) -> np.ndarray:

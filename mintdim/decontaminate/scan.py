@@ -55,9 +55,6 @@ class Block:
         flat, counts, spans = self.numbers.number(self.texts)
         return Block(self.sample_ids, counts, flat, self.texts, spans)
 
-    def starts(self) -> np.ndarray:
-        return np.concatenate([[0], np.cumsum(self.counts)[:-1]]).astype(np.int64)
-
 
 @dataclass(frozen=True, slots=True)
 class Hits:
@@ -97,30 +94,15 @@ def word_blocks(samples: BuildSamples, vocabulary: dict[str, int]) -> Iterator[B
         yield Block(batch.ids.astype(np.int64), None, None, batch.texts, numbers=numbers)
 
 
-def _search(
-    table: Table, block: Block, digests: bool, only: np.ndarray | None
-) -> tuple[Hits, np.ndarray | None]:
-    """The block's hits (of the samples ``only`` marks, when given) and, with ``digests``, each
-    sample's hash of its whole ids (what the verification compares copies with)."""
+def _search(table: Table, block: Block) -> Hits:
+    """The block's hits."""
     block = block.numbered()
-    starts = block.starts()
-    prefix = table.hasher.prefix(block.ids)
-    found = None
-    if digests:
-        hashed = table.hasher.spans(prefix, starts, block.counts)
-        found = hashed ^ block.counts.astype(np.uint64)
-    if only is not None:
-        chosen = only[block.sample_ids]
-        if not chosen.all():
-            keep = np.repeat(chosen, block.counts)
-            block = Block(block.sample_ids[chosen], block.counts[chosen], block.ids[keep])
-            starts = block.starts()
-            prefix = table.hasher.prefix(block.ids) if block.ids.size else None
-    if prefix is None:
-        return _hits([]), found
-    room = np.repeat(starts + block.counts, block.counts) - np.arange(block.ids.size)
+    if not block.ids.size:
+        return _hits([])
+    ends = np.cumsum(block.counts)
+    starts = ends - block.counts
     parts = []
-    for length, positions, grams in table.find(block.ids, room, prefix):
+    for length, positions, grams in table.find(block.ids, ends, table.hasher.prefix(block.ids)):
         if block.words is not None:  # numbers came from word hashes: compare the words
             runs = table.runs[length].grams
             same = [
@@ -128,7 +110,7 @@ def _search(
                 for at, gram in zip(positions.tolist(), grams.tolist(), strict=True)
             ]
             positions, grams = positions[same], grams[same]
-        owner = np.searchsorted(starts, positions, side="right") - 1
+        owner = np.searchsorted(ends, positions, side="right")
         parts.append(
             (
                 block.sample_ids[owner],
@@ -137,7 +119,7 @@ def _search(
                 grams.astype(np.int64),
             )
         )
-    return _hits(parts), found
+    return _hits(parts)
 
 
 def _hits(parts: list[tuple[np.ndarray, ...]]) -> Hits:
@@ -150,28 +132,20 @@ def _hits(parts: list[tuple[np.ndarray, ...]]) -> Hits:
 
 
 def scan(
-    table: Table,
-    blocks: Iterable[Block],
-    workers: int,
-    *,
-    texts: dict[int, str] | None = None,
-    digests: np.ndarray | None = None,
-    only: np.ndarray | None = None,
+    table: Table, blocks: Iterable[Block], workers: int, *, texts: dict[int, str] | None = None
 ) -> Hits:
     """Search every block on ``workers`` threads (at most two blocks each in flight, so the
     memory stays bounded); the hits in sample order. ``texts``: where to keep the rendered text
-    of the first :data:`KEPT_TEXTS` samples with a hit, in sample order (words blocks);
-    ``digests``: where to put each sample's hash of its whole ids (uint64, by sample id);
-    ``only``: search only the samples it marks (bool, by sample id)."""
+    of the first :data:`KEPT_TEXTS` samples with a hit, in sample order (words blocks)."""
     found: list[tuple[np.ndarray, ...]] = []
     with ThreadPoolExecutor(max_workers=workers) as pool:
         flight: deque[tuple[Future, Block]] = deque()
         for block in blocks:
-            flight.append((pool.submit(_search, table, block, digests is not None, only), block))
+            flight.append((pool.submit(_search, table, block), block))
             while len(flight) >= 2 * workers:
-                _take(*flight.popleft(), found, texts, digests)
+                _take(*flight.popleft(), found, texts)
         while flight:
-            _take(*flight.popleft(), found, texts, digests)
+            _take(*flight.popleft(), found, texts)
     return _hits(found)
 
 
@@ -180,11 +154,8 @@ def _take(
     block: Block,
     found: list[tuple[np.ndarray, ...]],
     texts: dict[int, str] | None,
-    digests: np.ndarray | None,
 ) -> None:
-    hits, hashed = future.result()
-    if digests is not None:
-        digests[block.sample_ids] = hashed
+    hits = future.result()
     if not hits.sample.size:
         return
     found.append((hits.sample, hits.position, hits.length, hits.gram))

@@ -1,27 +1,32 @@
 """The independent pass over a decontamination: ``verification.json``, and what ``mintdim verify
 DIR`` runs again.
 
-It trusts none of the finder's bookkeeping. It takes the removed samples from
-``contamination.jsonl`` and the retained ones from the clean build's own ``sample_index.jsonl``
-(``source_sample_id``), searches the input build's shards and the clean build's shards again
-with a hash of another base (so a hashing slip is not shared), every candidate confirmed on the
-ids, and applies the rule again:
+It trusts none of the finder's bookkeeping. It searches every sample of the input build again
+(tokens: its shards; words: its records read again through the source interface) with a hash
+of another base, so a hashing slip is not shared, every candidate confirmed on the ids, and
+applies the rule again; it takes the removed samples from ``contamination.jsonl`` and the
+retained ones from the clean build's own ``sample_index.jsonl`` (``source_sample_id``):
 
 - ``coverage``: retained plus removed is every input sample exactly once (the clean build's
   samples in input order);
 - ``removed_contaminated``: every removed sample holds at least ``min_matches`` checked runs of
   one item;
-- ``retained_clean``: no retained sample does (tokens: searched in the clean build's own
-  shards; words: in each retained sample's record read again through the source interface, the
-  clean build's inputs being the input build's; with ``--report-only``, in the input build);
-- ``retained_tokens``: each retained record's tokens equal the input sample's (a 64-bit hash of
-  the whole ids and their count, compared sample by sample).
+- ``retained_clean``: no retained sample does;
+- ``retained_tokens``: each retained record, read from the clean build's own shards and unit
+  index, is byte for byte the input sample's record (every slot, PAD included) with the same
+  token count, in the same unit.
+
+The last two together say that the clean build's shards hold no checked run: what the search
+found clean is what they hold. (Searching the clean shards a second time would prove the same at
+the cost of another pass over every id; comparing the records costs a read of each.) The pass
+over the input build needs nothing the finder writes, so the decontamination runs it in a forked
+child beside the finder and the clean copy (``shared/beside.py``).
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+import itertools
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -35,13 +40,12 @@ from mintdim.decontaminate.scan import scan, token_blocks, word_blocks
 from mintdim.read.reader import open_build
 from mintdim.shared.lang import Bilingual
 from mintdim.split.samples import BuildSamples
-from mintdim.split.write import BuildFiles
+from mintdim.split.write import BuildFiles, shard_records
 
 __all__ = [
     "CLEAN",
     "CONTAMINATION",
     "FILENAME",
-    "InputPass",
     "describe",
     "failed_lines",
     "input_pass",
@@ -106,62 +110,13 @@ def _removed(root: Path) -> np.ndarray:
     return np.unique(np.asarray(ids, dtype=np.int64))
 
 
-_SOURCE_ID = re.compile(rb'"source_sample_id":(-?\d+)')
-
-
-def _source_ids(clean: Path) -> np.ndarray:
-    """Each clean sample's ``source_sample_id``, from its index line (the key is the writer's
-    last: one search a line, where parsing a million lines as JSON costs seconds)."""
-    data = (clean / sample_index.FILENAME).read_bytes()
-    found = _SOURCE_ID.findall(data)
-    if len(found) != data.count(b"\n"):
-        raise ValueError(f"{sample_index.FILENAME}: a line without source_sample_id")
-    return np.array(found, dtype=np.int64)
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class InputPass:
-    """The input build's part of the pass (it needs no clean build, so it may run while the
-    clean build is written)."""
-
-    removed: np.ndarray
-    """contamination.jsonl's samples."""
-    found: np.ndarray
-    """The samples searched that the rule finds contaminated."""
-    digests: np.ndarray | None
-    """Each input sample's digest of its stored ids (with a clean build to compare)."""
-    table: Table
-    """The pass's table (its own hash base), for the clean build's search."""
-
-
 def input_pass(
-    root: Path,
-    samples: BuildSamples,
-    cat: Catalogue,
-    match: str,
-    min_matches: int,
-    workers: int,
-    clean: bool,
-) -> InputPass:
-    """Search the input build again (with a clean build to check: tokens, only the removed
-    samples, the retained ones being searched in the clean build; every sample's digest)."""
+    samples: BuildSamples, cat: Catalogue, match: str, min_matches: int, workers: int
+) -> np.ndarray:
+    """The input samples the rule finds contaminated, searched with the pass's own hash base."""
     table = Table(cat.runs, Hasher.of(VERIFIER_BASE))
-    removed = _removed(root)
-    digests = np.zeros(samples.count, dtype=np.uint64) if clean else None
-    only = None
-    if clean:
-        only = np.zeros(samples.count, dtype=bool)
-        only[removed[(removed >= 0) & (removed < samples.count)]] = True
-    if match == "tokens":
-        hits = scan(table, token_blocks(samples), workers, digests=digests, only=only)
-    else:
-        # Words: every sample's record read again (a retained sample's record is its clean
-        # copy's: the clean build declares the same inputs).
-        hits = scan(table, word_blocks(samples, cat.vocabulary), workers)
-        if digests is not None:
-            nothing = np.zeros(samples.count, dtype=bool)
-            scan(table, token_blocks(samples), workers, digests=digests, only=nothing)
-    return InputPass(removed, pairs(hits, cat, min_matches).samples(), digests, table)
+    blocks = token_blocks(samples) if match == "tokens" else word_blocks(samples, cat.vocabulary)
+    return pairs(scan(table, blocks, workers), cat, min_matches).samples()
 
 
 def verify(
@@ -171,18 +126,18 @@ def verify(
     match: str,
     min_matches: int,
     workers: int,
-    inputs: InputPass | None = None,
+    found: np.ndarray | None = None,
 ) -> dict[str, object]:
     """Run every check over the directory ``root`` as it is now (see the module docstring);
-    ``inputs``: the input build's part, when it ran already."""
+    ``found``: what ``input_pass`` returned, when it ran already."""
     clean = root / CLEAN
-    if inputs is None:
-        inputs = input_pass(root, samples, cat, match, min_matches, workers, clean.is_dir())
-    removed, found = inputs.removed, inputs.found
+    if found is None:
+        found = input_pass(samples, cat, match, min_matches, workers)
+    removed = _removed(root)
     everyone = np.arange(samples.count)
     inside = (removed >= 0) & (removed < samples.count)
     if clean.is_dir():
-        retained = _source_ids(clean)
+        retained = sample_index.source_ids(clean / sample_index.FILENAME)
         listed = np.concatenate([retained, removed])
         fits = (listed >= 0) & (listed < samples.count)
         seen = np.bincount(listed[fits], minlength=samples.count)
@@ -192,27 +147,57 @@ def verify(
     else:
         retained = np.setdiff1d(everyone, removed[inside])
         wrong = removed[~inside]
-    checks = [_check("coverage", wrong, retained=int(retained.size), removed=int(removed.size))]
-    checks.append(
-        _check("removed_contaminated", np.setdiff1d(removed, found), samples=int(removed.size))
-    )
-    if not clean.is_dir() or inputs.digests is None:
-        checks.append(
-            _check("retained_clean", np.intersect1d(found, retained), samples=int(retained.size))
-        )
-        return {"ok": all(c["ok"] for c in checks), "checks": checks}
-    table = inputs.table
-    fine = bool(((retained >= 0) & (retained < samples.count)).all())
-    content = open_build(clean).manifest
-    files = BuildFiles(clean, str(clean), content)
-    kept = np.zeros(retained.size, dtype=np.uint64)
-    if match == "tokens":
-        hits = scan(table, token_blocks(files), workers, digests=kept)
-        dirty = retained[pairs(hits, cat, min_matches).samples()] if fine else retained
-    else:
-        scan(table, token_blocks(files), workers, digests=kept, only=np.zeros(kept.size, bool))
-        dirty = np.intersect1d(found, retained)
-    differ = retained[kept != inputs.digests[retained]] if fine else retained
-    checks.append(_check("retained_clean", dirty, samples=int(retained.size)))
-    checks.append(_check("retained_tokens", differ, samples=int(retained.size)))
+    checks = [
+        _check("coverage", wrong, retained=int(retained.size), removed=int(removed.size)),
+        _check("removed_contaminated", np.setdiff1d(removed, found), samples=int(removed.size)),
+        _check("retained_clean", np.intersect1d(found, retained), samples=int(retained.size)),
+    ]
+    if clean.is_dir():
+        differ = _differing_records(samples, clean, retained)
+        checks.append(_check("retained_tokens", differ, samples=int(retained.size)))
     return {"ok": all(c["ok"] for c in checks), "checks": checks}
+
+
+def _differing_records(samples: BuildSamples, clean: Path, retained: np.ndarray) -> np.ndarray:
+    """The retained samples (input ids) whose clean record is not the input's: another unit,
+    token count or slot, or a clean sample whose source id names no input sample. A unit of
+    each build at a time, its shards read whole and checked against their manifest."""
+    files = BuildFiles(clean, str(clean), open_build(clean).manifest)
+    fits = (retained >= 0) & (retained < samples.count)
+    differ = [retained[~fits]]
+    source = np.where(fits, retained, -1)
+    order = {int(size): k for k, size in enumerate(samples.manifest["units"]["sizes"])}
+    inputs = _units(samples)
+    held = next(inputs, None)
+    for size, new_ids, counts, records in _units(files):
+        # Both builds list their units in the same order; a unit the input lacks holds no copy.
+        while held is not None and order[held[0]] < order.get(size, len(order)):
+            held = next(inputs, None)
+        known = (new_ids >= 0) & (new_ids < source.size)  # else not in the index: coverage's
+        ids, counts, records = source[new_ids[known]], counts[known], records[known]
+        if held is None or held[0] != size:
+            differ.append(ids)
+            continue
+        row_of = np.full(samples.count + 1, -1, dtype=np.int64)  # [-1]: no input sample
+        row_of[held[1]] = np.arange(held[1].size)
+        rows = row_of[ids]
+        # Where rows is -1 (no input sample of this unit) the last row is read, and dismissed.
+        same = (rows >= 0) & (held[2][rows] == counts)
+        same &= (held[3][rows] == records).all(axis=1)
+        differ.append(ids[~same])
+    return np.unique(np.concatenate(differ))
+
+
+def _units(
+    build: BuildSamples | BuildFiles,
+) -> Iterator[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
+    """Each unit's size and its rows' sample ids, token counts and records, in row order, one
+    unit at a time."""
+    for size, shards in itertools.groupby(shard_records(build), key=lambda s: s.unit_size):
+        held = list(shards)
+        yield (
+            size,
+            np.concatenate([s.sample_ids for s in held]),
+            np.concatenate([s.token_counts for s in held]),
+            np.concatenate([s.records for s in held]),
+        )

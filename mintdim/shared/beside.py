@@ -66,7 +66,7 @@ class Beside:
         self._pid = None
         if not data:  # killed (the OOM killer) before it could answer
             code = os.waitstatus_to_exitcode(status)
-            raise OSError(errno.EIO, f"the process writing beside the build ended ({code})")
+            raise OSError(errno.EIO, f"the process working beside this one ended ({code})")
         done, value = pickle.loads(data)
         if not done:
             raise value

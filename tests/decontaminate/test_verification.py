@@ -1,0 +1,172 @@
+"""The verification pass on its own: each of its checks fails when what it states is false (a
+finder that misses a sample or removes an innocent one, a clean record that differs from its
+input behind resealed digests), and it runs in a forked child beside the finder with the same
+result as run here."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import mintdim
+from mintdim.build.formats import manifest
+from mintdim.decontaminate import job, verification
+from mintdim.decontaminate.findings import Pairs
+from mintdim.decontaminate.prepare import prepare
+from mintdim.decontaminate.settings import decontaminate_settings
+from mintdim.shared import durable
+from tests.decontaminate.conftest import GSM8K
+
+AGAINST = [{"path": str(GSM8K), "fields": ["question", "answer"]}]
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
+
+
+def _failed(caught: pytest.ExceptionInfo) -> str:
+    return caught.value.message("en")
+
+
+def _keeping(found: Pairs, chosen: np.ndarray) -> Pairs:
+    return Pairs(*(getattr(found, name)[chosen] for name in Pairs.__slots__))
+
+
+@pytest.fixture(scope="module")
+def decontaminated(planted: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("verification") / "out"
+    mintdim.decontaminate(planted, out, against=AGAINST)
+    return out
+
+
+def test_a_sample_the_finder_missed_is_caught(planted, tmp_path, monkeypatch):
+    """The finder forgets a contaminated sample: the clean build holds it, and the pass's own
+    search of the input build says so; no manifest is written."""
+    real = job.pairs
+
+    def missing_one(hits, cat, min_matches):
+        found = real(hits, cat, min_matches)
+        return _keeping(found, found.sample != found.samples()[0])
+
+    monkeypatch.setattr(job, "pairs", missing_one)
+    out = tmp_path / "out"
+    with pytest.raises(mintdim.DecontaminationVerificationError) as caught:
+        mintdim.decontaminate(planted, out, against=AGAINST)
+    assert "retained_clean: 1 failures" in _failed(caught)
+    assert "removed_contaminated" not in _failed(caught)
+    assert not (out / "manifest.json").exists()
+    checks = json.loads((out / "verification.json").read_text())["checks"]
+    assert [c["check"] for c in checks if not c["ok"]] == ["retained_clean"]
+
+
+def test_an_innocent_sample_removed_is_caught(planted, tmp_path, monkeypatch):
+    """The finder removes sample 0, which holds no benchmark run."""
+    real = job.pairs
+
+    def with_an_innocent(hits, cat, min_matches):
+        found = real(hits, cat, min_matches)
+        assert 0 not in found.sample
+        first = {name: getattr(found, name)[:1] for name in Pairs.__slots__}
+        first["sample"] = np.array([0])
+        return Pairs(**{n: np.concatenate([first[n], getattr(found, n)]) for n in Pairs.__slots__})
+
+    monkeypatch.setattr(job, "pairs", with_an_innocent)
+    with pytest.raises(mintdim.DecontaminationVerificationError) as caught:
+        mintdim.decontaminate(planted, tmp_path / "out", against=AGAINST)
+    assert "removed_contaminated: 1 failures (samples [0])" in _failed(caught)
+
+
+def _reseal_clean(clean: Path, changed: str) -> None:
+    """List the clean build's changed shard with its new digest and seal its manifest again:
+    only comparing the records can tell."""
+    content = json.loads((clean / "manifest.json").read_text())
+    data = (clean / changed).read_bytes()
+    for entry in content["shards"]:
+        if entry["path"] == changed:
+            entry.update(bytes=len(data), sha256=hashlib.sha256(data).hexdigest())
+    (clean / "manifest.json").write_bytes(durable.json_bytes(manifest.sealed(content)))
+
+
+def _checks(root: Path, planted: Path) -> dict[str, dict]:
+    settings = decontaminate_settings(AGAINST, match="tokens")
+    prepared = prepare(planted, settings)
+    result = verification.verify(
+        root, prepared.samples, prepared.catalogue, "tokens", settings.min_matches, 1
+    )
+    return {c["check"]: c for c in result["checks"]}
+
+
+@pytest.mark.parametrize("slot", ["token", "pad"])
+def test_a_changed_clean_record_is_caught_behind_resealed_digests(
+    decontaminated, planted, tmp_path, slot
+):
+    """One slot of a retained sample's clean record changed (a token, or a PAD slot after its
+    tokens), the clean manifest resealed: retained_tokens names the sample's input id."""
+    root = tmp_path / "copy"
+    shutil.copytree(decontaminated, root)
+    clean = mintdim.open_build(root / "clean")
+    row = list(clean.samples())[7]
+    size, count = row["unit_size"], row["token_count"]
+    assert count < size
+    shard = root / "clean" / row["shard_path"]
+    data = np.fromfile(shard, dtype="<u2").reshape(-1, size)
+    column = 2 if slot == "token" else count
+    data[row["shard_row"], column] ^= 1
+    data.tofile(shard)
+    _reseal_clean(root / "clean", row["shard_path"])
+    checks = _checks(root, planted)
+    assert checks["retained_tokens"]["examples"] == [row["source_sample_id"]]
+    assert checks["retained_tokens"]["failures"] == 1
+    assert all(c["ok"] for name, c in checks.items() if name != "retained_tokens")
+
+
+def test_every_check_holds_on_the_real_directory(decontaminated, planted):
+    checks = _checks(decontaminated, planted)
+    assert set(checks) == {"coverage", "removed_contaminated", "retained_clean", "retained_tokens"}
+    assert all(c["ok"] for c in checks.values())
+    recorded = json.loads((decontaminated / "verification.json").read_text())
+    assert recorded["checks"] == list(checks.values())
+
+
+def test_the_pass_runs_beside_the_finder_with_the_same_result(planted, tmp_path, monkeypatch):
+    """Forked beside the finder when no other thread runs, here and now when one does: the
+    same directory, byte for byte."""
+    forks = []
+    real_fork = os.fork
+    monkeypatch.setattr(os, "fork", lambda: forks.append(1) or real_fork())
+    mintdim.decontaminate(planted, tmp_path / "forked", against=AGAINST)
+    assert len(forks) == 1
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        mintdim.decontaminate(planted, tmp_path / "here", against=AGAINST)
+    finally:
+        stop.set()
+        other.join()
+    assert len(forks) == 1
+    assert _tree(tmp_path / "forked") == _tree(tmp_path / "here")
+
+
+def test_a_failure_of_the_pass_beside_fails_the_run_by_name(planted, tmp_path, monkeypatch):
+    """The forked pass meets a changed input build: its named error reaches the caller, and
+    the directory is marked failed, with no manifest."""
+
+    def changed(*_args):
+        raise mintdim.ChangedSinceBuildError(build=str(planted), file="x.bin", change="missing")
+
+    monkeypatch.setattr(job, "input_pass", changed)
+    out = tmp_path / "out"
+    with pytest.raises(mintdim.ChangedSinceBuildError):
+        mintdim.decontaminate(planted, out, against=AGAINST)
+    assert (out / "FAILED.md").is_file()
+    assert not (out / "manifest.json").exists()
