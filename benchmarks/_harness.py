@@ -126,7 +126,9 @@ def tree_pss_kb(root: int) -> int:
     return pss_kb(descendants(root))
 
 
-class _PssSampler(threading.Thread):
+class PssSampler(threading.Thread):
+    """The peak of ``tree_pss_kb(pid)``, sampled every ``interval`` seconds until ``stop()``."""
+
     # Reading smaps_rollup walks the page tables (tens of ms for a few hundred MB), and listing
     # /proc costs ~10 ms: the tree is re-listed every third sample only, and the default
     # intervals (1-2 s) keep the sampler under ~3% of one core.
@@ -198,7 +200,7 @@ def run_contender(
                 env=env,
                 cwd=tmp,
             )
-            sampler = _PssSampler(proc.pid, sample_interval) if sample_interval > 0 else None
+            sampler = PssSampler(proc.pid, sample_interval) if sample_interval > 0 else None
             if sampler:
                 sampler.start()
             deadline = None if timeout is None else time.monotonic() + timeout

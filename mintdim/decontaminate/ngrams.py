@@ -115,17 +115,26 @@ class Hasher:
         _, inverses = self._powers(prefix.size)
         return (prefix[starts + counts] - prefix[starts]) * inverses[starts]
 
-    def rows(self, matrix: np.ndarray) -> np.ndarray:
-        """The hash of each row of a ``(k, L)`` matrix, equal to ``windows``' for the same ids
-        (the windows of the rows back to back, every L-th kept: contiguous passes, where a sum
-        along the rows costs several times more)."""
-        rows, width = matrix.shape
-        step = max(1, _ROWS_IDS // max(width, 1))  # the power tables stay that small
-        parts = [np.zeros(0, dtype=np.uint64)]
+    def rows(self, matrix: np.ndarray, width: int | None = None, offsets: int = 1) -> np.ndarray:
+        """The hash of each row of a ``(k, L)`` matrix, equal to ``windows``' for the same ids;
+        with ``width`` and ``offsets``, of each row's windows of ``width`` ids at offsets 0 to
+        ``offsets - 1`` (shape ``(offsets, k)``). The windows of the rows back to back, every
+        L-th kept: contiguous passes, where a sum along the rows costs several times more."""
+        rows, length = matrix.shape
+        width = length if width is None else width
+        step = max(1, _ROWS_IDS // max(length, 1))  # the power tables stay that small
+        parts = [np.zeros((offsets, 0), dtype=np.uint64)]
         for start in range(0, rows, step):
-            flat = np.ascontiguousarray(matrix[start : start + step]).reshape(-1)
-            parts.append(self.windows(self.prefix(flat), width, width))
-        return np.concatenate(parts)
+            prefix = self.prefix(np.ascontiguousarray(matrix[start : start + step]).reshape(-1))
+            _, inverses = self._powers(prefix.size)
+            # From offset j the windows' hashes come out multiplied by B**j: undone by B**-j.
+            parts.append(
+                np.stack(
+                    [self.windows(prefix[j:], width, length) * inverses[j] for j in range(offsets)]
+                )
+            )
+        hashes = np.concatenate(parts, axis=1)
+        return hashes[0] if offsets == 1 and width == length else hashes
 
 
 def content_mask(matrix: np.ndarray) -> np.ndarray:
@@ -176,11 +185,10 @@ class Table:
         heads, lengths, grams, offsets = [], [], [], []
         for r in self.runs.values():
             count = r.grams.shape[0]
-            for offset in range(self.stride):
-                heads.append(hasher.rows(r.grams[:, offset : offset + self.screened]))
-                lengths.append(np.full(count, r.length, np.int32))
-                grams.append(np.arange(count, dtype=np.int32))
-                offsets.append(np.full(count, offset, np.int8))
+            heads.append(hasher.rows(r.grams, self.screened, self.stride).reshape(-1))
+            lengths.append(np.full(count * self.stride, r.length, np.int32))
+            grams.append(np.tile(np.arange(count, dtype=np.int32), self.stride))
+            offsets.append(np.repeat(np.arange(self.stride, dtype=np.int8), count))
         keys = np.concatenate(heads) if heads else np.zeros(0, np.uint64)
         # Any order of equal keys will do: the hits are sorted in the end (and the vectorised
         # quicksort is twice as fast as a stable sort).

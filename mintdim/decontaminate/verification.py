@@ -25,8 +25,6 @@ child beside the finder and the clean copy (``shared/beside.py``).
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -36,11 +34,12 @@ from mintdim.build.formats import sample_index
 from mintdim.decontaminate.catalogue import Catalogue
 from mintdim.decontaminate.findings import pairs
 from mintdim.decontaminate.ngrams import VERIFIER_BASE, Hasher, Table
+from mintdim.decontaminate.records import differing
 from mintdim.decontaminate.scan import scan, token_blocks, word_blocks
 from mintdim.read.reader import open_build
 from mintdim.shared.lang import Bilingual
 from mintdim.split.samples import BuildSamples
-from mintdim.split.write import BuildFiles, shard_records
+from mintdim.split.write import BuildFiles
 
 __all__ = [
     "CLEAN",
@@ -153,51 +152,8 @@ def verify(
         _check("retained_clean", np.intersect1d(found, retained), samples=int(retained.size)),
     ]
     if clean.is_dir():
-        differ = _differing_records(samples, clean, retained)
+        copy = BuildFiles(clean, str(clean), open_build(clean).manifest)
+        fits = (retained >= 0) & (retained < samples.count)
+        differ = np.union1d(retained[~fits], differing(samples, copy, np.where(fits, retained, -1)))
         checks.append(_check("retained_tokens", differ, samples=int(retained.size)))
     return {"ok": all(c["ok"] for c in checks), "checks": checks}
-
-
-def _differing_records(samples: BuildSamples, clean: Path, retained: np.ndarray) -> np.ndarray:
-    """The retained samples (input ids) whose clean record is not the input's: another unit,
-    token count or slot, or a clean sample whose source id names no input sample. A unit of
-    each build at a time, its shards read whole and checked against their manifest."""
-    files = BuildFiles(clean, str(clean), open_build(clean).manifest)
-    fits = (retained >= 0) & (retained < samples.count)
-    differ = [retained[~fits]]
-    source = np.where(fits, retained, -1)
-    order = {int(size): k for k, size in enumerate(samples.manifest["units"]["sizes"])}
-    inputs = _units(samples)
-    held = next(inputs, None)
-    for size, new_ids, counts, records in _units(files):
-        # Both builds list their units in the same order; a unit the input lacks holds no copy.
-        while held is not None and order[held[0]] < order.get(size, len(order)):
-            held = next(inputs, None)
-        known = (new_ids >= 0) & (new_ids < source.size)  # else not in the index: coverage's
-        ids, counts, records = source[new_ids[known]], counts[known], records[known]
-        if held is None or held[0] != size:
-            differ.append(ids)
-            continue
-        row_of = np.full(samples.count + 1, -1, dtype=np.int64)  # [-1]: no input sample
-        row_of[held[1]] = np.arange(held[1].size)
-        rows = row_of[ids]
-        # Where rows is -1 (no input sample of this unit) the last row is read, and dismissed.
-        same = (rows >= 0) & (held[2][rows] == counts)
-        same &= (held[3][rows] == records).all(axis=1)
-        differ.append(ids[~same])
-    return np.unique(np.concatenate(differ))
-
-
-def _units(
-    build: BuildSamples | BuildFiles,
-) -> Iterator[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
-    """Each unit's size and its rows' sample ids, token counts and records, in row order, one
-    unit at a time."""
-    for size, shards in itertools.groupby(shard_records(build), key=lambda s: s.unit_size):
-        held = list(shards)
-        yield (
-            size,
-            np.concatenate([s.sample_ids for s in held]),
-            np.concatenate([s.token_counts for s in held]),
-            np.concatenate([s.records for s in held]),
-        )

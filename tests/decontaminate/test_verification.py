@@ -170,3 +170,41 @@ def test_a_failure_of_the_pass_beside_fails_the_run_by_name(planted, tmp_path, m
         mintdim.decontaminate(planted, out, against=AGAINST)
     assert (out / "FAILED.md").is_file()
     assert not (out / "manifest.json").exists()
+
+
+def test_the_records_compared_name_exactly_the_changed_ones(decontaminated, planted, tmp_path):
+    """Slots changed in several clean records across shards (digests resealed), and source ids
+    swapped: exactly those samples are named, by their input ids."""
+    from mintdim.build.formats import sample_index
+    from mintdim.decontaminate.records import differing
+    from mintdim.split.samples import read_build
+    from mintdim.split.write import BuildFiles
+
+    root = tmp_path / "copy"
+    shutil.copytree(decontaminated, root)
+    clean = root / "clean"
+    samples = read_build(planted)
+    source = sample_index.source_ids(clean / sample_index.FILENAME)
+
+    def found(ids: np.ndarray) -> set[int]:
+        files = BuildFiles(clean, str(clean), mintdim.open_build(clean).manifest)
+        return set(differing(samples, files, ids).tolist())
+
+    assert found(source) == set()
+    rows = list(mintdim.open_build(clean).samples())
+    rng = np.random.default_rng(3)
+    chosen = rng.choice(len(rows), 7, replace=False).tolist()
+    for k in chosen:
+        row = rows[k]
+        shard = clean / row["shard_path"]
+        data = np.fromfile(shard, dtype="<u2").reshape(-1, row["unit_size"])
+        data[row["shard_row"], int(rng.integers(0, row["unit_size"]))] ^= 3
+        data.tofile(shard)
+        _reseal_clean(clean, row["shard_path"])
+    assert len({rows[k]["shard_path"] for k in chosen}) > 2
+    changed = {rows[k]["source_sample_id"] for k in chosen}
+    assert found(source) == changed
+    swapped = source.copy()
+    a, b = [k for k in range(len(rows)) if k not in chosen and rows[k]["unit_size"] == 128][:2]
+    swapped[[a, b]] = source[[b, a]]
+    assert found(swapped) == changed | {int(source[a]), int(source[b])}
