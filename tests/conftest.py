@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import random
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -153,3 +154,27 @@ def mintdim_lines(caplog: pytest.LogCaptureFixture):
         return [line for record in caplog.records for line in record.getMessage().splitlines()]
 
     return lines
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path):
+    """``small_disk(size)``: a tmpfs of ``size`` mounted for the test, or a clean skip."""
+    mounts: list[Path] = []
+
+    def mount(size: str) -> Path:
+        point = tmp_path / f"disk{len(mounts)}"
+        point.mkdir()
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(point)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+        mounts.append(point)
+        return point
+
+    yield mount
+    for point in mounts:
+        subprocess.run(["umount", "-l", str(point)], check=False)

@@ -293,13 +293,19 @@ class OutputConflictError(MintDimError, ValueError):
 
 class BuildWriteError(MintDimError, OSError):
     """Raised when the build cannot write a file: a full disk, the file-size limit, a directory
-    deleted under it, or a full TMPDIR under the workers' spool files."""
+    deleted under it, or a full TMPDIR under the workers' spool files; also when ``mintdim
+    group``, ``split`` or ``decontaminate`` meets a full disk or the file-size limit in its
+    output directory (place ``derived``)."""
 
     _PLACES: ClassVar[dict[str, Bilingual]] = {
         "output": Bilingual("the output directory", "thư mục output"),
         "spool": Bilingual(
             "the workers' spool directory (in TMPDIR)",
             "thư mục spool của các worker (trong TMPDIR)",
+        ),
+        "derived": Bilingual(
+            "the output directory of mintdim group, split or decontaminate (--out)",
+            "thư mục kết quả của lệnh mintdim group, split hoặc decontaminate (--out)",
         ),
     }
     _REASONS: ClassVar[dict[str, Bilingual]] = {
@@ -330,6 +336,12 @@ class BuildWriteError(MintDimError, OSError):
             "hãy đặt TMPDIR tới một thư mục còn dung lượng (mỗi worker ghi các batch đã mã hóa "
             "vào đó cho tới khi tiến trình chính lấy đi), hoặc build với workers=1",
         ),
+        "derived": Bilingual(
+            "free space there (or raise the limit), or choose another --out; then run the "
+            "command again into a new, empty directory (the input build is untouched)",
+            "hãy giải phóng dung lượng ở đó (hoặc nâng giới hạn), hoặc chọn --out khác; rồi chạy "
+            "lại lệnh vào một thư mục mới, rỗng (build đầu vào vẫn nguyên vẹn)",
+        ),
     }
 
     place: str = _choice(_PLACES)
@@ -351,6 +363,13 @@ class BuildWriteError(MintDimError, OSError):
             "place": "spool",
             "directory": "/tmp/mintdim-batches-x1y2",
             "reason": "disk_full",
+            "detail": "[Errno 28] No space left on device",
+        },
+        {
+            "place": "derived",
+            "directory": "./artifacts/decontaminated",
+            "reason": "disk_full",
+            "path": "./artifacts/decontaminated/clean/unit_256/shard_000003.bin",
             "detail": "[Errno 28] No space left on device",
         },
     )

@@ -8,11 +8,13 @@ the three builds ``train/``, ``validation/``, ``test/``, ``splits.jsonl``,
 
 Both are made in a fresh directory (absent, or empty) and sealed like a build's manifest (the
 SHA-256 of its own bytes without the seal). A run that fails leaves its :data:`FAILED` marker
-(the error in English and Vietnamese) and no manifest, so nothing half-written looks complete.
+(the error in English and Vietnamese) and no manifest, so nothing half-written looks complete;
+a full disk or the file-size limit is named (``BuildWriteError``, place ``derived``).
 """
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
@@ -22,7 +24,7 @@ import orjson
 
 from mintdim._version import __version__
 from mintdim.build.formats import manifest as build_manifest
-from mintdim.errors import MintDimError, OutputNotFreshError, SplitDirectoryError
+from mintdim.errors import BuildWriteError, MintDimError, OutputNotFreshError, SplitDirectoryError
 from mintdim.shared import durable
 from mintdim.shared.lang import Bilingual
 
@@ -125,13 +127,28 @@ _FAILED_TEXT = Bilingual(
 @contextmanager
 def running(directory: Path, what: str) -> Iterator[None]:
     """Run the body that fills ``directory``; any failure leaves :data:`FAILED` there (and no
-    manifest, which the body writes last) before it propagates."""
+    manifest, which the body writes last) before it propagates, a full disk or the file-size
+    limit as ``BuildWriteError``."""
     try:
         yield
     except BaseException as error:
+        failure = error
+        # (A MintDimError may be an OSError too: it is named already.)
+        if (
+            isinstance(error, OSError)
+            and not isinstance(error, MintDimError)
+            and error.errno in _NO_ROOM
+        ):
+            failure = BuildWriteError.from_os_error("derived", os.fspath(directory), error)
         if not (directory / MANIFEST).is_file():
-            _mark_failed(directory, what, error)
-        raise
+            _mark_failed(directory, what, failure)
+        if failure is error:
+            raise
+        raise failure from error
+
+
+_NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+"""What a write meets when the disk (or the quota, or the file-size limit) leaves no room."""
 
 
 def _mark_failed(directory: Path, what: str, error: BaseException) -> None:

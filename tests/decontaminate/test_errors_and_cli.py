@@ -290,3 +290,26 @@ def test_words_mode_is_the_same_whatever_the_worker_count(planted: Path, tmp_pat
     assert files == sorted(p.relative_to(outs[1]) for p in outs[1].rglob("*") if p.is_file())
     for relative in files:
         assert (outs[0] / relative).read_bytes() == (outs[1] / relative).read_bytes(), relative
+
+
+def test_a_full_disk_is_a_named_error_and_nothing_looks_complete(planted, small_disk):
+    """A tmpfs too small for the clean build really fills: BuildWriteError naming the output
+    directory (place "derived"), no manifest (verify says incomplete), the input untouched."""
+    disk = small_disk("128k")
+    out = disk / "out"
+    before = {p: p.read_bytes() for p in sorted(planted.rglob("*")) if p.is_file()}
+    found = run(
+        "decontaminate", str(planted), "--against", f"{GSM8K}:question,answer", "--out", str(out)
+    )
+    assert found.exit_code != 0
+    assert "BuildWriteError" in found.output and "--out" in found.output
+    with pytest.raises(mintdim.BuildWriteError) as caught:
+        mintdim.decontaminate(planted, disk / "again", against=AGAINST)
+    assert (caught.value.place, caught.value.reason) == ("derived", "disk_full")
+    assert str(disk / "again") in caught.value.message("en")
+    # (Its detail is the operating system's own words, in English.)
+    assert "Không ghi được một file của build." in caught.value.message("vi")
+    for directory in (out, disk / "again"):
+        assert not (directory / "manifest.json").exists()
+        assert run("verify", str(directory)).exit_code == 2
+    assert {p: p.read_bytes() for p in sorted(planted.rglob("*")) if p.is_file()} == before

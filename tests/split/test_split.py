@@ -557,3 +557,14 @@ def test_groups_that_do_not_cover_the_build_are_refused(related, grouped, tmp_pa
     assert (caught.value.problem, caught.value.found) == ("count", "0")
     assert "every sample of the build exactly once" in caught.value.message("en")
     assert not (tmp_path / "s").exists()
+
+
+def test_a_full_disk_is_a_named_error_and_nothing_looks_complete(related, grouped, small_disk):
+    """The three builds do not fit on a tmpfs that really fills: BuildWriteError naming the
+    split's directory, and no manifest."""
+    out = small_disk("64k") / "split"
+    with pytest.raises(mintdim.BuildWriteError) as caught:
+        mintdim.split(related[0], grouped, out, seed=0, ratios={"train": 0.8, "test": 0.2})
+    assert (caught.value.place, caught.value.reason) == ("derived", "disk_full")
+    assert "Không ghi được một file của build." in caught.value.message("vi")
+    assert not (out / "manifest.json").exists()

@@ -36,30 +36,6 @@ from tests.unit_build.helpers import job, tree_bytes, write_jsonl
 SIZES = [8, 16, 32, 64]
 
 
-@pytest.fixture
-def small_disk(tmp_path: Path):
-    """``small_disk(size)``: a tmpfs of ``size`` mounted for the test, or a clean skip."""
-    mounts: list[Path] = []
-
-    def mount(size: str) -> Path:
-        point = tmp_path / f"disk{len(mounts)}"
-        point.mkdir()
-        done = subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(point)],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if done.returncode != 0:
-            pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
-        mounts.append(point)
-        return point
-
-    yield mount
-    for point in mounts:
-        subprocess.run(["umount", "-l", str(point)], check=False)
-
-
 def _rows(count: int, words: int = 300) -> list[dict]:
     return [{"text": " ".join(["the model data"] * (words // 3)) + f" {i}"} for i in range(count)]
 
