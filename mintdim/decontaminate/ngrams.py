@@ -6,11 +6,12 @@ what is looked for: an n-gram of a value, or a whole value shorter than ``n`` bu
 ``min_tokens`` long. Only runs that carry content are kept: at least ⌈L/2⌉ distinct ids in a
 run of L.
 
-Hashing is a polynomial hash modulo 2**64 computed for every window of a block at once:
-``H`` is the prefix sum of ``x[k] * B**k``, and the window ``[i, i+L)`` hashes to
+Hashing is a polynomial hash modulo 2**64 computed for the windows of a block at once: ``H`` is
+the prefix sum of ``x[k] * B**k``, and the window ``[i, i+L)`` hashes to
 ``(H[i+L] - H[i]) * B**-i`` (B is odd, so it has an inverse modulo 2**64): one cumulative sum per
-block, then two multiplications per position and run length. A hash only proposes a candidate:
-every candidate is compared with the run's ids before it counts (``Table.find``).
+block, then a subtraction and a multiplication per window hashed (every ``Table.stride``-th).
+A hash only proposes a candidate: every candidate is compared with the run's ids before it
+counts (``Table.find``).
 """
 
 from __future__ import annotations
