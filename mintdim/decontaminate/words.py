@@ -14,6 +14,7 @@ before it counts.
 
 from __future__ import annotations
 
+import string
 import sys
 import unicodedata
 from dataclasses import dataclass
@@ -26,10 +27,17 @@ from mintdim.decontaminate.ngrams import Hasher
 __all__ = ["WordNumbers", "WordSpans", "normal_text", "normal_words"]
 
 _WORD_BASE = 0xD6E8FEB86659FD93
-_SPACES = np.zeros(256, dtype=bool)
-_SPACES[list(b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f")] = True
-"""The bytes ``str.split()`` splits an ASCII text at (a non-ASCII text's whitespace is made
-single spaces first)."""
+_ASCII_WHITESPACE = bytes(code for code in range(128) if chr(code).isspace())
+"""What ``str.split()`` splits an ASCII text at (``\\x1c``-``\\x1f`` included)."""
+_ASCII_TABLE = bytes.maketrans(
+    string.ascii_uppercase.encode() + _ASCII_WHITESPACE,
+    string.ascii_lowercase.encode() + b" " * len(_ASCII_WHITESPACE),
+)
+"""Lower case, and every whitespace byte a space: words then end at one byte value."""
+_ASCII_PUNCTUATION = bytes(
+    code for code in range(128) if unicodedata.category(chr(code)).startswith("P")
+)
+_SPACE = ord(" ")
 
 
 @cache
@@ -42,16 +50,16 @@ def _punctuation() -> dict[int, None]:
     }
 
 
-_ASCII_PUNCTUATION = {
-    code: None for code in range(128) if unicodedata.category(chr(code)).startswith("P")
-}
-"""The ASCII ones: a table ``str.translate`` applies to an ASCII text at C speed."""
+def _ascii_normal(text: str) -> bytes:
+    """An ASCII text normalised in one C call (NFKC leaves ASCII as it is)."""
+    return text.encode().translate(_ASCII_TABLE, _ASCII_PUNCTUATION)
 
 
 def normal_text(text: str) -> str:
-    """NFKC, lower case, punctuation removed; a non-ASCII text's whitespace made single spaces."""
-    if text.isascii():  # NFKC leaves ASCII as it is
-        return text.lower().translate(_ASCII_PUNCTUATION)
+    """NFKC, lower case, punctuation removed, whitespace made spaces (a non-ASCII text's single
+    spaces)."""
+    if text.isascii():
+        return _ascii_normal(text).decode()
     text = unicodedata.normalize("NFKC", text).lower().translate(_punctuation())
     return " ".join(text.split())
 
@@ -105,9 +113,9 @@ class WordNumbers:
             self._keys[slot], self._numbers[slot] = key, number
 
     def _hashes(self, data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Every word of ``data`` (split at whitespace bytes): its hash, start and end."""
+        """Every word of ``data`` (split at spaces): its hash, start and end."""
         raw = np.frombuffer(data, dtype=np.uint8)
-        space = np.concatenate([[True], _SPACES[raw], [True]])
+        space = np.concatenate([[True], raw == _SPACE, [True]])
         starts = np.flatnonzero(space[:-2] & ~space[1:-1])
         ends = np.flatnonzero(~space[1:-1] & space[2:]) + 1
         prefix = self.hasher.prefix(raw)
@@ -115,7 +123,8 @@ class WordNumbers:
 
     def number(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray, WordSpans]:
         """Each text's words as numbers (back to back), its word count, and the spans."""
-        encoded = [normal_text(text).encode("utf-8") for text in texts]
+        # An ASCII text straight to bytes, without normal_text's round trip through str.
+        encoded = [_ascii_normal(t) if t.isascii() else normal_text(t).encode() for t in texts]
         data = b" ".join(encoded)
         hashes, starts, ends = self._hashes(data)
         numbers = np.zeros(hashes.size, dtype=np.int64)
