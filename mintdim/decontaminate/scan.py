@@ -103,7 +103,7 @@ def _search(table: Table, block: Block) -> Hits:
     starts = ends - block.counts
     parts = []
     for length, positions, grams in table.find(block.ids, ends, table.hasher.prefix(block.ids)):
-        if block.words is not None:  # numbers came from word hashes: compare the words
+        if block.words is not None:  # found on exact numbers; the words compared byte for byte too
             runs = table.runs[length].grams
             same = [
                 block.words.same(at, runs[gram])
