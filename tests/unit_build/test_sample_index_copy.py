@@ -1,11 +1,9 @@
 """sample_index.jsonl lines copied into another build (``MiddleReader`` and
 ``SampleIndexWriter.copy``, what ``mintdim split`` and ``mintdim decontaminate`` write): byte for
-byte what the rule below, stated plainly here, makes of every line, whatever its form.
+byte what the plainly stated rule makes of every line, whatever its form.
 
-A copied line is ``{"sample_id":NEW,`` + the input line's middle + the new shard place +
-``"source_sample_id"``. The middle is the bytes between the first comma and the last
-``,"shard_path":`` of a line that opens with ``{"sample_id":`` and has ``"hash":`` after that
-comma; any other line's is rebuilt from its JSON, compact, keys in the writer's order.
+A copied line is ``{"sample_id":NEW,`` + the input line's middle (``helpers.copied_middle``) +
+the new shard place + ``"source_sample_id"``.
 """
 
 from __future__ import annotations
@@ -22,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mintdim.build.formats import sample_index
+from tests.unit_build.helpers import copied_middle
 
 SIZES = (8, 96, 4096)
 SHARDS = [f"unit_{size}/shard_{number:06d}.bin" for size in SIZES for number in (0, 1, 12, 999999)]
@@ -30,18 +29,6 @@ SOURCES = ["data/a.jsonl", 'odd "name",\\.jsonl', "ủ/b c.jsonl", '{"sample_id"
 
 def _dumped(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def reference_middle(line: bytes) -> bytes:
-    start, stop = line.find(b",") + 1, line.rfind(b',"shard_path":')
-    if line.startswith(b'{"sample_id":') and line[start:].startswith(b'"hash":') and stop > start:
-        return line[start:stop]
-    row = json.loads(line)
-    return (
-        f'"hash":"{row["hash"]}","token_count":{row["token_count"]},'
-        f'"unit_size":{row["unit_size"]},"source_file":{_dumped(row["source_file"])},'
-        f'"source_line":{row["source_line"]},"empty_fields":{_dumped(row["empty_fields"])}'
-    ).encode()
 
 
 @dataclass(frozen=True)
@@ -63,7 +50,7 @@ def reference_copy(data: bytes, copied: Copied) -> bytes:
     return b"".join(
         b'{"sample_id":%d,%s,"shard_path":"unit_%d/shard_%06d.bin","shard_row":%d,'
         b'"source_sample_id":%d}\n'
-        % (copied.first_id + k, reference_middle(lines[line]), unit, number, row, source)
+        % (copied.first_id + k, copied_middle(lines[line]), unit, number, row, source)
         for k, (line, unit, number, row, source) in enumerate(
             zip(
                 copied.lines,
