@@ -18,6 +18,7 @@ import pytest
 
 from mintdim.build.formats import sample_index
 from mintdim.check.verify import verify_build
+from mintdim.errors import ChangedSinceBuildError
 from mintdim.split.samples import read_build
 from mintdim.split.write import write_builds
 from tests.unit_build.helpers import copied_middle
@@ -117,3 +118,14 @@ def test_lines_in_other_json_forms(build_copy, tmp_path, every) -> None:
     reseal_build(build_copy)
     for n, split_of in enumerate(_shares(len(lines))):
         written_as_referenced(build_copy, split_of, tmp_path / str(n))
+
+
+def test_an_index_changed_since_it_was_read_is_refused(build_copy, tmp_path) -> None:
+    """The index is read again, on its own thread, and checked against the manifest."""
+    samples = read_build(build_copy)
+    path = build_copy / "sample_index.jsonl"
+    path.write_bytes(path.read_bytes().replace(b'"shard_row":0}', b'"shard_row":0 }', 1))
+    (tmp_path / "out").mkdir()
+    with pytest.raises(ChangedSinceBuildError) as caught:
+        write_builds(samples, np.zeros(samples.count, dtype=np.int64), tmp_path / "out", {"a": {}})
+    assert caught.value.file == "sample_index.jsonl"
