@@ -102,7 +102,7 @@ class ShardRecords:
 
 @dataclass(slots=True)
 class _Output:
-    """The writers of one split's build (its sample index is written apart: ``_write_sample_index``)."""
+    """The writers of one split's build but its sample index's (``_write_sample_index``)."""
 
     path: Path
     units: dict[int, UnitShardWriter]
