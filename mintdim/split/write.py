@@ -12,8 +12,10 @@ One pass reads each input shard once, whole, checks its SHA-256 against the inpu
 and hands each record to its split's writer; the token SHA-256 of each sample (its tokens as
 stored, little-endian, without PAD) is taken on the way. Within a unit the records keep their
 input order, which is the order of the new ids, so each split's records sit exactly where the
-build writer would have put them. Each build's manifest is written last (``manifest.derived``). A sample that goes to no output
-(``-1``: a contaminated sample) is in none of them.
+build writer would have put them. The sample indexes are written on a thread meanwhile: each
+line's middle (``"hash"`` to ``empty_fields``) copied byte for byte from the input line
+(``sample_index.MiddleReader``). Each build's manifest is written last (``manifest.derived``).
+A sample that goes to no output (``-1``: a contaminated sample) is in none of them.
 
 ``shard_records`` is the same checked read, shard by shard, for whoever scans a build's tokens.
 """
@@ -22,8 +24,8 @@ from __future__ import annotations
 
 import hashlib
 import io
-import re
 from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,8 +45,8 @@ from mintdim.build.formats import (
 from mintdim.build.formats.duplicate_index import DuplicateTracker
 from mintdim.build.formats.layout import AUDIT_FILES, EMPTY_UNIT, empty_unit_text
 from mintdim.build.formats.overflow_index import OverflowIndexWriter
-from mintdim.build.formats.sample_index import SampleIndexWriter, sample_parts
-from mintdim.build.formats.shards import UnitShardWriter, unit_dir_name
+from mintdim.build.formats.sample_index import SampleIndexWriter
+from mintdim.build.formats.shards import ShardRecord, UnitShardWriter, unit_dir_name
 from mintdim.build.formats.unit_index import UnitIndexWriter
 from mintdim.build.formats.unk_index import UnkIndexWriter, unk_parts
 from mintdim.errors import ChangedSinceBuildError
@@ -59,9 +61,6 @@ __all__ = [
     "shard_records",
     "write_builds",
 ]
-
-_LINES = 4096
-"""sample_index lines handed to a writer at a time."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,12 +102,11 @@ class ShardRecords:
 
 @dataclass(slots=True)
 class _Output:
-    """The writers of one split's build."""
+    """The writers of one split's build but its sample index's (``_write_sample_index``)."""
 
     path: Path
     units: dict[int, UnitShardWriter]
     indexes: dict[int, UnitIndexWriter]
-    samples: SampleIndexWriter
     unks: UnkIndexWriter
     overflows: OverflowIndexWriter
     duplicates: DuplicateTracker = field(default_factory=DuplicateTracker)
@@ -129,18 +127,28 @@ def write_builds(
     content = samples.manifest
     sizes = [int(size) for size in content["units"]["sizes"]]
     names = list(provenance)
+    members = [np.flatnonzero(split_of == k) for k in range(len(names))]  # each in id order
     new_ids = np.full(samples.count, -1, dtype=np.int64)
-    for k in range(len(names)):
-        members = np.flatnonzero(split_of == k)
-        new_ids[members] = np.arange(members.size)
+    for chosen in members:
+        new_ids[chosen] = np.arange(chosen.size)
     outputs = [_open(root / name, content, sizes) for name in names]
-    digests = _copy_records(samples, split_of, new_ids, outputs, token_sha256)
-    _write_sample_index(samples, split_of, new_ids, outputs)
-    _write_unk_and_overflow(samples, split_of, new_ids, outputs)
+    # The sample indexes (read, checked, assembled, hashed and written: 300 bytes a sample) are
+    # written on a thread while this one copies the records and finishes the rest. Both spend
+    # their time hashing, writing files and in numpy, all without the GIL: measured as fast as
+    # a forked child (shared/beside.py), which a decontamination could not fork (its
+    # verification runs on a thread meanwhile).
+    with ThreadPoolExecutor(1) as pool:
+        paths = [output.path for output in outputs]
+        index = pool.submit(_write_sample_index, samples, split_of, members, new_ids, paths)
+        digests = _copy_records(samples, split_of, new_ids, outputs, token_sha256)
+        _write_unk_and_overflow(samples, split_of, new_ids, outputs)
+        finished = [_finish(samples, o, chosen) for o, chosen in zip(outputs, members, strict=True)]
+        records = index.result()
     manifests, shas = {}, {}
-    for k, (name, output) in enumerate(zip(names, outputs, strict=True)):
-        members = np.flatnonzero(split_of == k)
-        final = _finish(samples, output, members, provenance[name])
+    for name, output, (shards, indexes), record in zip(
+        names, outputs, finished, records, strict=True
+    ):
+        final = _seal(samples, output, shards, indexes, record, provenance[name])
         manifests[name] = final
         shas[name] = hashlib.sha256(durable.json_bytes(final)).hexdigest()
     return Written(manifests, shas, new_ids, digests)
@@ -158,7 +166,6 @@ def _open(path: Path, content: dict, sizes: list[int]) -> _Output:
         path=path,
         units=units,
         indexes={size: UnitIndexWriter(path, size) for size in sizes},
-        samples=SampleIndexWriter(path),
         unks=UnkIndexWriter(path),
         overflows=OverflowIndexWriter(path),
     )
@@ -288,64 +295,40 @@ def _input_rows(samples: BuildSamples, name: str) -> Iterator[dict]:
         yield orjson.loads(line)
 
 
-_SHARD_KEY = b',"shard_path":'
-_HASH_KEY = b'"hash":'
-_EXACT = re.compile(r'^\{"sample_id":\d+,("hash":.*),"shard_path":', re.MULTILINE)
-"""The middle of every line in the writer's exact form, found in one pass over the whole index
-(``.*`` stops at a line's end and is greedy: up to its last shard key, as ``_middle``)."""
-
-
-def _middles(data: bytes) -> list[str]:
-    """Every line's middle (``_middle``): by one regular expression over the decoded index when
-    every line has the exact form (a second per million lines less than line by line)."""
-    found = _EXACT.findall(data.decode("utf-8"))
-    if len(found) == data.count(b"\n") and data.endswith(b"\n"):
-        return found
-    return [_middle(line) for line in data.splitlines()]
-
-
-def _middle(line: bytes) -> str:
-    """A sample_index line's middle (``"hash"`` to ``empty_fields``'s value), which a copy keeps:
-    the bytes between the id and the shard place of a line in the writer's exact form (the
-    input index's digest matched its manifest: MintDim wrote it), else rebuilt from the parsed
-    line by ``sample_parts``."""
-    start, stop = line.find(b",") + 1, line.rfind(_SHARD_KEY)
-    if line.startswith(b'{"sample_id":') and line.startswith(_HASH_KEY, start) and stop > start:
-        return line[start:stop].decode()
-    row = orjson.loads(line)
-    (part,) = sample_parts(
-        [row["hash"]],
-        [row["token_count"]],
-        [row["unit_size"]],
-        orjson.dumps(row["source_file"]).decode(),
-        [row["source_line"]],
-        [orjson.dumps(row["empty_fields"]).decode()],
-    )
-    return part
-
-
 def _write_sample_index(
-    samples: BuildSamples, split_of: np.ndarray, new_ids: np.ndarray, outputs: list[_Output]
-) -> None:
+    samples: BuildSamples,
+    split_of: np.ndarray,
+    members: list[np.ndarray],
+    new_ids: np.ndarray,
+    paths: list[Path],
+) -> list[dict[str, object]]:
+    """Each build's sample_index.jsonl (build ``k``'s ``members`` in ``paths[k]``): each
+    sample's input line, its middle kept byte for byte (``sample_index.MiddleReader``), with its
+    new id and place and its input id. Each file's size and SHA-256, as the manifest lists them."""
     per_shard = int(samples.manifest["output"]["samples_per_shard"])
     numbers, rows = _places(samples, split_of, per_shard)
     data = read_listed(
         samples, {"path": sample_index.FILENAME, **_audit(samples, sample_index.FILENAME)}
     )
-    middles = _middles(data)
-    del data
-    for k, output in enumerate(outputs):
-        members = np.flatnonzero(split_of == k)  # input order: the split's id order
-        for start in range(0, members.size, _LINES):
-            ids = members[start : start + _LINES]
-            output.samples.write(
-                int(new_ids[ids[0]]),
-                [middles[i] for i in ids.tolist()],
-                samples.units[ids],
-                numbers[ids],
-                rows[ids],
-                source_ids=ids,
-            )
+    reader = sample_index.MiddleReader([entry["path"] for entry in samples.manifest["shards"]])
+    writers = [SampleIndexWriter(path) for path in paths]
+    for middles in reader.blocks(data):
+        for writer, chosen in zip(writers, members, strict=True):
+            cut = np.searchsorted(chosen, [middles.first, middles.first + middles.count])
+            ids = chosen[cut[0] : cut[1]]
+            if ids.size:
+                writer.copy(
+                    middles,
+                    ids - middles.first,
+                    int(new_ids[ids[0]]),
+                    samples.units[ids],
+                    numbers[ids],
+                    rows[ids],
+                    source_ids=ids,
+                )
+    for writer in writers:
+        writer.close()
+    return [writer.file.record() for writer in writers]
 
 
 def _write_unk_and_overflow(
@@ -385,13 +368,14 @@ def _write_unk_and_overflow(
 
 
 def _finish(
-    samples: BuildSamples, output: _Output, members: np.ndarray, provenance: dict[str, object]
-) -> dict:
+    samples: BuildSamples, output: _Output, members: np.ndarray
+) -> tuple[list[ShardRecord], list[ShardRecord]]:
+    """Every file of a build but its sample index and manifest, closed: its shards' and unit
+    indexes' records."""
     content = samples.manifest
     sizes = [int(size) for size in content["units"]["sizes"]]
     shards = [record for size in sizes for record in output.units[size].finish()]
     indexes = [record for size in sizes if (record := output.indexes[size].finish())]
-    output.samples.close()
     output.unks.close()
     output.overflows.close()
     _track_duplicates(samples, output.duplicates, members)
@@ -418,8 +402,21 @@ def _finish(
     )
     durable.write_json_atomic(output.path / stats.FILENAME, totals)
     durable.write_json_atomic(output.path / histogram.FILENAME, totals["unit_distribution"])
+    return shards, indexes
+
+
+def _seal(
+    samples: BuildSamples,
+    output: _Output,
+    shards: list[ShardRecord],
+    indexes: list[ShardRecord],
+    index_record: dict[str, object],
+    provenance: dict[str, object],
+) -> dict:
+    """The build's manifest, written last once every file is on disk: its content."""
     streamed = {
-        w.file.name: w.file.record() for w in (output.samples, output.unks, output.overflows)
+        sample_index.FILENAME: index_record,
+        **{w.file.name: w.file.record() for w in (output.unks, output.overflows)},
     }
     audit = {
         name: streamed.get(name)
@@ -429,7 +426,7 @@ def _finish(
         }
         for name in AUDIT_FILES
     }
-    final = manifest.derived(content, shards, indexes, audit, provenance)
+    final = manifest.derived(samples.manifest, shards, indexes, audit, provenance)
     durable.sync_tree(output.path, skip="")
     durable.write_json_atomic(output.path / manifest.FILENAME, final)
     return final

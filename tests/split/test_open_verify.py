@@ -10,7 +10,6 @@ import shutil
 from pathlib import Path
 
 import numpy as np
-import orjson
 import pytest
 from click.testing import CliRunner
 
@@ -20,7 +19,7 @@ from mintdim.cli import main
 from mintdim.split.samples import read_build
 from mintdim.split.write import write_builds
 
-from .conftest import ALIAS_RULES
+from .conftest import ALIAS_RULES, reseal_build, write_sealed
 
 
 @pytest.fixture(scope="module")
@@ -163,26 +162,6 @@ def test_no_split_or_an_incomplete_one_exits_2(copy, tmp_path) -> None:
     assert code == 2 and "không chứa phân chia (mintdim split) hoàn chỉnh" in output
 
 
-def _reseal_build(build: Path) -> None:
-    """Make every digest of a build's manifest match its files again, with plain hashlib."""
-    path = build / "manifest.json"
-    content = json.loads(path.read_text())
-    for entry in [*content["shards"], *content["unit_indexes"]]:
-        data = (build / entry["path"]).read_bytes()
-        entry["bytes"], entry["sha256"] = len(data), hashlib.sha256(data).hexdigest()
-    for name, facts in content["audit_files"].items():
-        data = (build / name).read_bytes()
-        facts["bytes"], facts["sha256"] = len(data), hashlib.sha256(data).hexdigest()
-    _write_sealed(path, content)
-
-
-def _write_sealed(path: Path, content: dict) -> None:
-    content.pop("manifest_sha256", None)
-    body = orjson.dumps(content, option=orjson.OPT_INDENT_2) + b"\n"
-    content["manifest_sha256"] = hashlib.sha256(body).hexdigest()
-    path.write_bytes(orjson.dumps(content, option=orjson.OPT_INDENT_2) + b"\n")
-
-
 def _reseal_split(split: Path) -> None:
     """Make the split's manifest vouch for its builds and files as they now are."""
     path = split / "manifest.json"
@@ -213,7 +192,7 @@ def _reseal_split(split: Path) -> None:
         }
     )
     content["training_files"] = training
-    _write_sealed(path, content)
+    write_sealed(path, content)
 
 
 def _rewritten(related_build: Path, copy: Path, tmp_path: Path, move: int, to: int) -> Path:
@@ -281,7 +260,7 @@ def test_a_changed_record_is_found_though_every_digest_matches(copy) -> None:
     a, b = records[row["shard_row"], 1], records[row["shard_row"], 2]
     records[row["shard_row"], 1], records[row["shard_row"], 2] = (b, a) if a != b else (a, a + 1)
     records.tofile(shard)
-    _reseal_build(copy / "train")
+    reseal_build(copy / "train")
     _reseal_split(copy)
     assert mintdim.check.verify.verify_build(copy / "train").ok  # the build alone cannot tell
     output = _failed(copy)

@@ -542,3 +542,17 @@ def verify_build(
 def as_array(values: Sequence[int]) -> np.ndarray:
     """Token ids as an int64 array."""
     return np.asarray(values, dtype=np.int64)
+
+
+def copied_middle(line: bytes) -> bytes:
+    """What a copy (a split's builds, a clean build) keeps of a sample_index line, by the rule
+    stated plainly: the bytes between the first comma and the last shard key of a line that
+    opens with the id and has the hash after that comma, else the values rebuilt as compact JSON
+    in the writer's key order."""
+    start, stop = line.find(b",") + 1, line.rfind(b',"shard_path":')
+    if line.startswith(b'{"sample_id":') and line[start:].startswith(b'"hash":') and stop > start:
+        return line[start:stop]
+    row = json.loads(line)
+    keys = ("token_count", "unit_size", "source_file", "source_line", "empty_fields")
+    rest = json.dumps({key: row[key] for key in keys}, ensure_ascii=False, separators=(",", ":"))
+    return f'"hash":"{row["hash"]}",{rest[1:-1]}'.encode()

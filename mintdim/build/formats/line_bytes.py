@@ -33,7 +33,7 @@ class Block:
         self.size = 0
         self.starts = self.ends = np.zeros(0, dtype=np.int64)
 
-    def load(self, block: bytes) -> None:
+    def load(self, block: bytes | memoryview) -> None:
         """Hold a copy of ``block``."""
         self._reserve(len(block))
         self._buffer[self.margin : self.margin + len(block)] = np.frombuffer(block, np.uint8)

@@ -20,6 +20,10 @@ A packed build (``units(pack=True)``) adds one last key, ``row_start`` (:data:`R
 are packed: while the build runs they wait, without their place, in a hidden file
 (:data:`PENDING`) beside it.
 
+A copy of some of a build's lines (``mintdim split``, ``mintdim decontaminate``) keeps each line's
+middle (``"hash"`` to the ``empty_fields`` value) byte for byte: :class:`MiddleReader` finds the
+middles, :meth:`SampleIndexWriter.copy` writes the new lines around them.
+
 Readers get the lines as :class:`Columns`: :class:`ExactReader` straight from the bytes of lines
 in exactly this form (whole-column numpy operations, no JSON parse), :func:`parse_rows` from lines
 parsed as JSON in any shape.
@@ -48,6 +52,8 @@ __all__ = [
     "SOURCE_SAMPLE_ID",
     "Columns",
     "ExactReader",
+    "MiddleReader",
+    "Middles",
     "SampleIndexWriter",
     "parse_rows",
     "source_ids",
@@ -78,6 +84,8 @@ _SAMPLE_ID, _HASH, _TOKEN_COUNT, _UNIT_SIZE, _SOURCE_FILE, _SOURCE_LINE = (
 )
 _EMPTY_FIELDS, _SHARD_PATH, _SHARD_ROW, _ROW_START = (f'"{key}":' for key in (*KEYS[6:], ROW_START))
 """What stands before each value: the key, quoted, and a colon."""
+_COPY_BLOCK = 4 << 20
+"""Bytes of an index whose lines are copied at a time (their rows cost about as much again)."""
 
 
 def sample_parts(
@@ -187,34 +195,65 @@ class SampleIndexWriter:
         unit_sizes: np.ndarray,
         shard_numbers: np.ndarray,
         shard_rows: np.ndarray,
-        source_ids: np.ndarray | None = None,
     ) -> None:
-        """Write one line per sample of a batch whose first sample has id ``first_id``;
-        ``source_ids``: each sample's id in the build it was copied from (a split's builds)."""
+        """Write one line per sample of a batch whose first sample has id ``first_id``."""
         # A batch touches few shards: name each once, not once per sample. One int per sample
         # (unit size in the high bits, shard number in the low) keys them as cheaply as possible.
         places = ((unit_sizes.astype(np.int64) << 32) | shard_numbers).tolist()
         paths = {place: shard_path(place >> 32, place & 0xFFFFFFFF) for place in set(places)}
-        tails = (
-            ["}\n"] * len(parts)
-            if source_ids is None
-            else [f',"{SOURCE_SAMPLE_ID}":{i}}}\n' for i in source_ids.tolist()]
-        )
         self.file.write(
             "".join(
                 [
                     f'{{{_SAMPLE_ID}{sample_id},{part},{_SHARD_PATH}"{paths[place]}",'
-                    f"{_SHARD_ROW}{row}{tail}"
-                    for sample_id, part, place, row, tail in zip(
+                    f"{_SHARD_ROW}{row}}}\n"
+                    for sample_id, part, place, row in zip(
                         range(first_id, first_id + len(parts)),
                         parts,
                         places,
                         shard_rows.tolist(),
-                        tails,
                         strict=True,
                     )
                 ]
             ).encode()
+        )
+
+    def copy(
+        self,
+        middles: Middles,
+        lines: np.ndarray,
+        first_id: int,
+        unit_sizes: np.ndarray,
+        shard_numbers: np.ndarray,
+        shard_rows: np.ndarray,
+        source_ids: np.ndarray,
+    ) -> None:
+        """Write one line per sample copied from another build: the ids from ``first_id``, the
+        middle of line ``lines[i]`` of ``middles`` byte for byte, the shard place, and
+        ``source_ids`` (each sample's id in the build it was copied from)."""
+        if not lines.size:
+            return
+        places = (unit_sizes.astype(np.int64) << 32) | shard_numbers
+        distinct, which = np.unique(places, return_inverse=True)
+        paths = np.array(
+            [shard_path(p >> 32, p & 0xFFFFFFFF).encode() for p in distinct.tolist()], dtype="S"
+        )
+        self.file.write(
+            _rows_joined(
+                [
+                    f"{{{_SAMPLE_ID}".encode(),
+                    _digits(np.arange(first_id, first_id + lines.size)),
+                    b",",
+                    middles.taken(lines),
+                    f',{_SHARD_PATH}"'.encode(),
+                    _bytes_of(paths[which]),
+                    f'",{_SHARD_ROW}'.encode(),
+                    _digits(shard_rows),
+                    f',"{SOURCE_SAMPLE_ID}":'.encode(),
+                    _digits(source_ids),
+                    b"}\n",
+                ],
+                lines.size,
+            )
         )
 
     def close(self) -> None:
@@ -250,6 +289,167 @@ def _line_blocks(handle: BinaryIO) -> Iterator[bytes]:
             yield block[:cut]
     if rest:
         yield rest
+
+
+# A copy's lines are assembled a block at a time without a Python step per line: one row per
+# line of fixed-width fields side by side, each value shorter than its field padded with zero
+# bytes, then every zero byte dropped. The row-major rest is exactly the lines: JSON text never
+# holds a zero byte (the copied middles parsed as JSON when the input build was read).
+
+
+def _rows_joined(fields: list[bytes | np.ndarray], count: int) -> np.ndarray:
+    """``count`` rows of ``fields`` side by side (a literal, the same in every row, or one
+    ``(count, width)`` array of bytes), their zero bytes dropped: the rows' bytes in order."""
+    widths = [len(f) if isinstance(f, bytes) else f.shape[1] for f in fields]
+    rows = np.empty((count, sum(widths)), dtype=np.uint8)
+    at = 0
+    for field, width in zip(fields, widths, strict=True):
+        rows[:, at : at + width] = (
+            np.frombuffer(field, np.uint8) if isinstance(field, bytes) else field
+        )
+        at += width
+    return rows[rows != 0]
+
+
+def _digits(values: np.ndarray) -> np.ndarray:
+    """Each value (>= 0) in decimal, one row each, right-aligned: zero bytes before the digits."""
+    number = values.astype(np.uint64)
+    width = len(str(int(number.max(initial=0))))
+    digits = np.zeros((number.size, width), dtype=np.uint8)
+    for column in range(width - 1, -1, -1):
+        shown = (number > 0) | (column == width - 1)  # a leading zero is no digit, but 0 is
+        number, digit = np.divmod(number, 10)
+        digits[:, column] = np.where(shown, digit + ord("0"), 0)
+    return digits
+
+
+def _bytes_of(items: np.ndarray) -> np.ndarray:
+    """``S<width>`` items as ``(count, width)`` bytes (numpy pads shorter ones with zero bytes)."""
+    return items.view(np.uint8).reshape(items.size, items.dtype.itemsize)
+
+
+@dataclass(frozen=True, slots=True)
+class Middles:
+    """The middles of a block of consecutive lines of an index: line ``i`` of the block (line
+    ``first + i`` of the file) has ``data[starts[i] : starts[i] + lengths[i]]``. ``data`` ends
+    with as many zero bytes as the longest middle, so a window that wide from any start is in it."""
+
+    first: int
+    data: np.ndarray
+    starts: np.ndarray
+    lengths: np.ndarray
+
+    @property
+    def count(self) -> int:
+        """Lines in the block."""
+        return int(self.starts.size)
+
+    def taken(self, lines: np.ndarray) -> np.ndarray:
+        """The middles of ``lines`` (positions in the block), one row each, zero bytes after."""
+        lengths = self.lengths[lines]
+        width = int(lengths.max(initial=0))
+        windows = np.ndarray(
+            (self.data.size - width + 1,), dtype=f"S{width}", buffer=self.data, strides=(1,)
+        )
+        rows = _bytes_of(windows[self.starts[lines]])
+        # Each window runs on past its middle, into the next line: those bytes become zeros.
+        # (Compared in the narrowest type that holds the width: a quarter of int64's work.)
+        narrow = np.min_scalar_type(width)
+        rows[np.arange(width, dtype=narrow) >= lengths.astype(narrow)[:, None]] = 0
+        return rows
+
+
+class MiddleReader:
+    """Finds the middle of every line of an index being copied (``"hash"`` to the
+    ``empty_fields`` value): what a copy keeps of each line (:meth:`SampleIndexWriter.copy`).
+
+    A line's middle is the bytes between its first comma and its last ``,"shard_path":`` when
+    it opens with ``{"sample_id":`` and ``"hash":`` follows that comma (the writer's exact form:
+    the input index's digest matched its manifest, so MintDim wrote it), else it is rebuilt from
+    the line parsed as JSON (:func:`sample_parts`). Most lines are read straight from their bytes,
+    pinned from both ends (``line_bytes``): from the start the sample id, from the end the shard
+    place, which is one of ``shards`` (the input build's) and then holds no other shard key,
+    after it ``source_sample_id`` when the input is itself a copy. Any other line is taken
+    alone.
+    """
+
+    def __init__(self, shards: Sequence[str]) -> None:
+        self._shards = line_bytes.Options([orjson.dumps(path) for path in shards])
+        # Wider than any window read: an integer with its key, a path with its key.
+        self._block = line_bytes.Block(margin=64 + self._shards.longest)
+
+    def blocks(self, data: bytes) -> Iterator[Middles]:
+        """The middles of ``data``'s lines (an index, whole), in blocks of consecutive lines."""
+        view, at, first = memoryview(data), 0, 0
+        while at < len(data):
+            # Whole lines, up to _COPY_BLOCK bytes (or one longer line); a last line unended.
+            cut = data.rfind(b"\n", at, at + _COPY_BLOCK) + 1 or data.find(b"\n", at) + 1
+            middles = self._middles(view[at:cut] if cut else data[at:] + b"\n", first)
+            yield middles
+            at, first = cut or len(data), first + middles.count
+
+    def _middles(self, block: memoryview | bytes, first: int) -> Middles:
+        self._block.load(block)
+        lines = self._block
+        starts, stops = self._bounds()
+        alone = np.flatnonzero(stops <= starts)
+        rebuilt = [
+            _middle(bytes(block[start:end]))
+            for start, end in zip(
+                lines.starts[alone].tolist(), lines.ends[alone].tolist(), strict=True
+            )
+        ]
+        lengths = stops - starts
+        sizes = np.array([len(middle) for middle in rebuilt], dtype=np.int64)
+        # The rebuilt middles go after the block's bytes.
+        starts[alone] = len(block) + np.cumsum(sizes) - sizes
+        lengths[alone] = sizes
+        end = len(block) + int(sizes.sum())
+        data = np.zeros(end + int(lengths.max(initial=0)), dtype=np.uint8)
+        data[: len(block)] = np.frombuffer(block, np.uint8)
+        data[len(block) : end] = np.frombuffer(b"".join(rebuilt), np.uint8)
+        return Middles(first, data, starts, lengths)
+
+    def _bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each line's middle from its bytes: where it starts and stops (stop <= start where
+        the line is to be taken alone)."""
+        lines = self._block
+        ahead = line_bytes.Ahead(lines, lines.starts)
+        ahead.integer(f"{{{_SAMPLE_ID}".encode())
+        opened = ahead.ok & line_bytes.is_at(lines.windows(ahead.at, 8), 0, f",{_HASH}".encode())
+        stops = np.full(lines.starts.size, -1, dtype=np.int64)
+        key = f",{_SHARD_PATH}".encode()
+        # The integers each line ends with: its shard row, or that and a copy's source id.
+        for ending in ((b"}",), (b"}", f',"{SOURCE_SAMPLE_ID}":'.encode())):
+            todo = np.flatnonzero(stops < 0)
+            if not todo.size:
+                break
+            back = line_bytes.Back(lines, lines.ends[todo])
+            for tail in ending:
+                back.integer(tail)
+            back.choice(self._shards, f",{_SHARD_ROW}".encode())
+            stop = back.at - len(key)
+            found = back.ok & line_bytes.is_at(lines.windows(stop, len(key)), 0, key)
+            stops[todo[found]] = stop[found]
+        return ahead.at + 1, np.where(opened, stops, -1)
+
+
+def _middle(line: bytes) -> bytes:
+    """A line's middle, taken alone (:class:`MiddleReader`'s rule)."""
+    start, stop = line.find(b",") + 1, line.rfind(f",{_SHARD_PATH}".encode())
+    opened = line.startswith(f"{{{_SAMPLE_ID}".encode()) and line.startswith(_HASH.encode(), start)
+    if opened and stop > start:
+        return line[start:stop]
+    row = orjson.loads(line)
+    (part,) = sample_parts(
+        [row["hash"]],
+        [row["token_count"]],
+        [row["unit_size"]],
+        orjson.dumps(row["source_file"]).decode(),
+        [row["source_line"]],
+        [orjson.dumps(row["empty_fields"]).decode()],
+    )
+    return part.encode()
 
 
 # ---------------------------------------------------------------------------
