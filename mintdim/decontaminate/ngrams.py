@@ -191,10 +191,14 @@ class Table:
             grams.append(np.tile(np.arange(count, dtype=np.int32), self.stride))
             offsets.append(np.repeat(np.arange(self.stride, dtype=np.int8), count))
         keys = np.concatenate(heads) if heads else np.zeros(0, np.uint64)
-        # Any order of equal keys will do: the hits are sorted in the end (and the vectorised
-        # quicksort is twice as fast as a stable sort).
-        order = np.argsort(keys)
-        self._keys = keys[order]
+        # Sorted with each entry's number in the hash's low bits: a sort of the keys alone (8x
+        # faster than an argsort) gives both the order and the entries. Lookups then compare
+        # the hashes without those bits, which only lets a few more candidates through to the
+        # comparison with the ids.
+        self._mask = np.uint64((1 << max(1, keys.size.bit_length())) - 1)
+        packed = np.sort((keys & ~self._mask) | np.arange(keys.size, dtype=np.uint64))
+        order = (packed & self._mask).astype(np.int64)
+        self._keys = packed & ~self._mask
         self._lengths = np.concatenate(lengths)[order] if lengths else np.zeros(0, np.int32)
         self._grams = np.concatenate(grams)[order] if grams else np.zeros(0, np.int32)
         self._offsets = np.concatenate(offsets)[order] if offsets else np.zeros(0, np.int8)
@@ -212,7 +216,7 @@ class Table:
         hashes = self.hasher.windows(prefix, self.screened, self.stride)
         at = np.flatnonzero(_marked(self._bitmaps[0], hashes >> _SHIFT))
         at = at[_marked(self._bitmaps[1], hashes[at] & _LOW)]
-        wanted = hashes[at]
+        wanted = hashes[at] & ~self._mask
         left = np.searchsorted(self._keys, wanted, side="left")
         many = np.searchsorted(self._keys, wanted, side="right") - left
         # Each window with every (run, offset) whose window has its hash (almost always 0 or 1).
