@@ -325,8 +325,18 @@ def test_source_ids_read_from_line_ends_are_what_orjson_reads_or_refused(tmp_pat
     # Ids across digit boundaries: 0, 9, 10, 99999, 100000, up to 2**40.
     source = np.sort(rng.integers(0, 1 << 40, count))
     source[:5] = [0, 9, 10, 99999, 100000]
+    # An index written by the build's writer, then copied by the copy writer (as a split's or a
+    # clean build's is), each line gaining its source id.
+    (tmp_path / "input").mkdir()
+    writer = sample_index.SampleIndexWriter(tmp_path / "input")
+    writer.write(0, parts, np.full(count, 8), np.zeros(count, np.int64), np.arange(count))
+    writer.close()
     writer = sample_index.SampleIndexWriter(tmp_path)
-    writer.write(0, parts, np.full(count, 8), np.zeros(count, np.int64), np.arange(count), source)
+    reader = sample_index.MiddleReader(["unit_8/shard_000000.bin"])
+    for middles in reader.blocks((tmp_path / "input" / sample_index.FILENAME).read_bytes()):
+        ids = np.arange(middles.first, middles.first + middles.count)
+        zeros = np.zeros(ids.size, np.int64)
+        writer.copy(middles, ids - middles.first, int(ids[0]), zeros + 8, zeros, ids, source[ids])
     writer.close()
     path = tmp_path / sample_index.FILENAME
     data = path.read_bytes()
