@@ -109,6 +109,13 @@ def _removed(root: Path) -> np.ndarray:
     return np.unique(np.asarray(ids, dtype=np.int64))
 
 
+def _among(ids: np.ndarray, count: int) -> np.ndarray:
+    """Per sample id below ``count``, whether ``ids`` holds it (ids out of range left out)."""
+    marks = np.zeros(count, dtype=bool)
+    marks[ids[(ids >= 0) & (ids < count)]] = True
+    return marks
+
+
 def input_pass(
     samples: BuildSamples, cat: Catalogue, match: str, min_matches: int, workers: int
 ) -> np.ndarray:
@@ -144,12 +151,17 @@ def verify(
         if retained.size > 1:
             wrong = np.union1d(wrong, retained[1:][np.diff(retained) <= 0])
     else:
-        retained = np.setdiff1d(everyone, removed[inside])
+        retained = everyone[~_among(removed, samples.count)]
         wrong = removed[~inside]
+    # (Marks by sample id, not set operations: those sort a million ids, 0.3 s each.)
     checks = [
         _check("coverage", wrong, retained=int(retained.size), removed=int(removed.size)),
         _check("removed_contaminated", np.setdiff1d(removed, found), samples=int(removed.size)),
-        _check("retained_clean", np.intersect1d(found, retained), samples=int(retained.size)),
+        _check(
+            "retained_clean",
+            found[_among(retained, samples.count)[found]],
+            samples=int(retained.size),
+        ),
     ]
     if clean.is_dir():
         copy = BuildFiles(clean, str(clean), open_build(clean).manifest)

@@ -119,3 +119,35 @@ def test_a_run_across_two_samples_is_none_at_every_offset_and_stride():
             runs, *_ = value_runs([np.array(second[start : start + ngram])], ngram, 8)
             hits = scan(Table(runs, Hasher.of(FINDER_BASE)), [block], 1)
             assert hits.sample.tolist() == [1] and hits.position.tolist() == [start]
+
+
+def _owners(runs) -> dict[tuple[int, ...], list[tuple[int, int]]]:
+    """Each distinct run's ids and where it occurs (value, offset), in occurrence order."""
+    found = {}
+    for r in runs:
+        for g, gram in enumerate(r.grams.tolist()):
+            span = slice(r.owner_start[g], r.owner_start[g + 1])
+            assert (r.owner_gram[span] == g).all()
+            found[tuple(gram)] = list(
+                zip(r.owner_value[span].tolist(), r.owner_offset[span].tolist(), strict=True)
+            )
+    return found
+
+
+def test_runs_are_grouped_by_their_ids_when_hashes_collide(monkeypatch):
+    """Every run hashed alike (the collision a hash cannot rule out): each distinct run is still
+    one gram, with every place it occurs, in order, as when the hashes differ."""
+    rng = np.random.default_rng(2)
+    values = [rng.integers(0, 9, int(rng.integers(0, 30))) for _ in range(40)]
+    values += values[:10]  # repeated values: runs shared by several
+    want = value_runs(values, 6, 4)
+    monkeypatch.setattr(Hasher, "rows", lambda self, matrix, *a: np.zeros(len(matrix), np.uint64))
+    got = value_runs(values, 6, 4)
+    assert _owners(got[0]) == _owners(want[0])
+    assert len(_owners(want[0])) > 50
+    for a, b in zip(got[1:], want[1:], strict=True):
+        assert np.array_equal(a, b)
+    # Without the hash collision, each place of each run is its own ids.
+    for gram, places in _owners(want[0]).items():
+        for value, offset in places:
+            assert tuple(values[value][offset : offset + len(gram)].tolist()) == gram
