@@ -203,7 +203,7 @@ class Table:
         self._grams = np.concatenate(grams)[order] if grams else np.zeros(0, np.int32)
         self._offsets = np.concatenate(offsets)[order] if offsets else np.zeros(0, np.int8)
         # Two independent parts of the hash.
-        self._bitmaps = (_packed_bits(keys >> _SHIFT), _packed_bits(keys & _LOW))
+        self._bitmaps = (_packed_bits(self._keys >> _SHIFT), _packed_bits(keys & _LOW))
 
     def find(
         self, ids: np.ndarray, ends: np.ndarray, prefix: np.ndarray
@@ -240,10 +240,18 @@ class Table:
 
 def _packed_bits(slots: np.ndarray) -> np.ndarray:
     """A bitmap of ``2**_FILTER_BITS`` bits with ``slots`` set, packed 8 to a byte (little bit
-    order: slot s is bit s & 7 of byte s >> 3)."""
-    marks = np.zeros(1 << _FILTER_BITS, dtype=bool)
-    marks[slots] = True
-    return np.packbits(marks, bitorder="little")
+    order: slot s is bit s & 7 of byte s >> 3): the bits of each byte OR-ed together over the
+    sorted slots (no 64 MiB of bools to fault in and pack)."""
+    marks = np.zeros(1 << _FILTER_BITS - 3, dtype=np.uint8)
+    if not slots.size:
+        return marks
+    if (slots[1:] < slots[:-1]).any():
+        slots = np.sort(slots)
+    byte = slots >> np.uint64(3)
+    bits = np.left_shift(np.uint8(1), (slots & np.uint64(7)).astype(np.uint8))
+    first = np.flatnonzero(np.r_[True, byte[1:] != byte[:-1]])
+    marks[byte[first]] = np.bitwise_or.reduceat(bits, first)
+    return marks
 
 
 def _marked(bitmap: np.ndarray, slot: np.ndarray) -> np.ndarray:
