@@ -206,11 +206,12 @@ class Table:
         self._bitmaps = (_packed_bits(self._keys >> _SHIFT), _packed_bits(keys & _LOW))
 
     def find(
-        self, ids: np.ndarray, ends: np.ndarray, prefix: np.ndarray
+        self, ids: np.ndarray, starts: np.ndarray, ends: np.ndarray, prefix: np.ndarray
     ) -> list[tuple[int, np.ndarray, np.ndarray]]:
         """Every run of the table found in ``ids`` (``prefix``: their ``Hasher.prefix``),
-        confirmed on the ids: per length, the positions and gram numbers. ``ends``: where each
-        sample's ids end, ascending (a run that crosses into the next sample is none)."""
+        confirmed on the ids: per length, the positions and gram numbers. ``starts``, ``ends``:
+        where each sample's ids start and end, ascending; a run must lie inside one sample
+        (not across two, nor over what lies between them)."""
         if not ids.size or not self.runs:
             return []
         hashes = self.hasher.windows(prefix, self.screened, self.stride)
@@ -224,17 +225,18 @@ class Table:
         entry = np.repeat(left, many) + np.arange(at.size)
         entry -= np.repeat(np.cumsum(many) - many, many)
         lengths, grams = self._lengths[entry], self._grams[entry]
-        starts = at - self._offsets[entry]
-        # The run must lie inside the sample that holds the window.
-        owner = np.searchsorted(ends, at, side="right")
-        inside = starts >= np.where(owner > 0, ends[owner - 1], 0)
-        room = ends[owner] - starts
+        begin = at - self._offsets[entry]
+        # The run must lie inside the sample that holds the window: the first that ends after
+        # the window's start (none: the window lies past the last sample, in PAD).
+        owner = np.minimum(np.searchsorted(ends, at, side="right"), ends.size - 1)
+        inside = begin >= starts[owner]
+        room = ends[owner] - begin
         found = []
         for length, r in self.runs.items():
             chosen = (lengths == length) & inside & (room >= length)
-            begin, gram = starts[chosen], grams[chosen]
-            same = (ids[begin[:, None] + np.arange(length)] == r.grams[gram]).all(axis=1)
-            found.append((length, begin[same], gram[same].astype(np.int64)))
+            first, gram = begin[chosen], grams[chosen]
+            same = (ids[first[:, None] + np.arange(length)] == r.grams[gram]).all(axis=1)
+            found.append((length, first[same], gram[same].astype(np.int64)))
         return found
 
 

@@ -53,24 +53,33 @@ def _brute_force(samples, runs) -> set[tuple[int, int, int, int]]:
     min_tokens=st.integers(3, 16),
     alphabet=st.integers(6, 12),
     blocks=st.integers(1, 4),
+    pad=st.integers(-1, 6),
 )
-def test_every_run_found_is_every_window_that_equals_one(data, ngram, min_tokens, alphabet, blocks):
+def test_every_run_found_is_every_window_that_equals_one(
+    data, ngram, min_tokens, alphabet, blocks, pad
+):
     """Ids from a small alphabet so runs recur often (but enough distinct ids for the content
-    rule to keep runs of up to 16), values cut from the samples themselves
-    or across their boundaries (and some not), any ngram and min_tokens: strides 1 to 4, windows screened at multiples of
-    the stride, runs starting anywhere, samples of any length (0 included) back to back."""
+    rule to keep runs of up to 16), values cut from the samples themselves or across their
+    boundaries (and some not), any ngram and min_tokens: strides 1 to 4, windows screened at
+    multiples of the stride, runs starting anywhere, samples of any length (0 included) back
+    to back (``pad`` -1) or in rows as a shard stores them, ``pad`` slots wider than the
+    longest, filled with ids of the same alphabet that no run may reach into."""
     ids = st.lists(st.integers(0, alphabet - 1), max_size=40)
     samples = data.draw(st.lists(ids, min_size=1, max_size=12))
+    width = max(len(s) for s in samples) + max(pad, 0)
+    filler = data.draw(st.lists(st.integers(0, alphabet - 1), min_size=width, max_size=width))
+    rows = [s if pad < 0 else s + filler[len(s) :] for s in samples]
     values = [
         samples[data.draw(st.integers(0, len(samples) - 1))][
             data.draw(st.integers(0, 10)) : data.draw(st.integers(0, 40))
         ]
         for _ in range(data.draw(st.integers(1, 6)))
     ]
-    # Values across sample boundaries too: those runs must not be found.
-    flat = [x for s in samples for x in s]
-    start = data.draw(st.integers(0, max(len(flat) - 1, 0)))
-    values.append(flat[start : start + data.draw(st.integers(0, 30))])
+    # Values across sample boundaries and into the PAD slots too: never found.
+    flat = [x for row in rows for x in row]
+    for _ in range(2):
+        start = data.draw(st.integers(0, max(len(flat) - 1, 0)))
+        values.append(flat[start : start + data.draw(st.integers(0, 30))])
     values += data.draw(st.lists(ids, max_size=3))
     runs, *_ = value_runs([np.array(v, dtype=np.int64) for v in values], ngram, min_tokens)
     table = Table(runs, Hasher.of(FINDER_BASE))
@@ -78,17 +87,12 @@ def test_every_run_found_is_every_window_that_equals_one(data, ngram, min_tokens
     cuts.append(len(samples))
     parts = []
     for first, last in zip(cuts[:-1], cuts[1:], strict=True):
-        chosen = samples[first:last]
-        if not chosen:
+        if first == last:
             continue
-        flat = [x for s in chosen for x in s]
-        parts.append(
-            Block(
-                np.arange(first, last, dtype=np.int64),
-                np.array([len(s) for s in chosen], dtype=np.int64),
-                np.array(flat, dtype=np.uint16),
-            )
-        )
+        counts = np.array([len(s) for s in samples[first:last]], dtype=np.int64)
+        block = np.array([x for row in rows[first:last] for x in row], dtype=np.uint16)
+        starts = None if pad < 0 else np.arange(last - first, dtype=np.int64) * width
+        parts.append(Block(np.arange(first, last, dtype=np.int64), counts, block, starts))
     hits = scan(table, parts, workers=2)
     got = set(
         zip(
