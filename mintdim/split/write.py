@@ -225,11 +225,28 @@ def _copy_records(
         for k, output in enumerate(outputs):
             rows = np.flatnonzero(chosen == k)
             if rows.size:
-                output.units[shard.unit_size].write(
-                    records[rows], None if shard.spans is None else shard.spans[rows]
-                )
+                _write_rows(output.units[shard.unit_size], shard, rows)
                 output.indexes[shard.unit_size].write(new_ids[ids[rows]], counts[rows])
     return digests
+
+
+_FEW_RUNS = 64
+"""Rows a run must hold on average to be written as slices of the shard rather than copied out
+together (a decontamination keeps runs of ~1,000 rows; a split's 80/10/10 runs of one or two)."""
+
+
+def _write_rows(writer: UnitShardWriter, shard: ShardRecords, rows: np.ndarray) -> None:
+    """The shard's ``rows`` (ascending) appended to ``writer``: each run of consecutive rows as
+    a slice of the shard when the runs are long (no copy of hundreds of MB), else gathered."""
+    cuts = np.flatnonzero(np.diff(rows) != 1) + 1
+    if cuts.size + 1 > rows.size // _FEW_RUNS:
+        writer.write(shard.records[rows], None if shard.spans is None else shard.spans[rows])
+        return
+    for first, last in zip(
+        rows[np.r_[0, cuts]].tolist(), (rows[np.r_[cuts - 1, -1]] + 1).tolist(), strict=True
+    ):
+        span_rows = None if shard.spans is None else shard.spans[first:last]
+        writer.write(shard.records[first:last], span_rows)
 
 
 def read_listed(samples: BuildSamples | BuildFiles, entry: dict) -> bytes:

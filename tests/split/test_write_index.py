@@ -23,7 +23,7 @@ from mintdim.split.samples import read_build
 from mintdim.split.write import write_builds
 from tests.unit_build.helpers import copied_middle
 
-from .conftest import make_build, reseal_build
+from .conftest import make_build, reseal_build, write_rows
 
 
 def reference_index(build: Path, members: np.ndarray, per_shard: int) -> bytes:
@@ -129,3 +129,41 @@ def test_an_index_changed_since_it_was_read_is_refused(build_copy, tmp_path) -> 
     with pytest.raises(ChangedSinceBuildError) as caught:
         write_builds(samples, np.zeros(samples.count, dtype=np.int64), tmp_path / "out", {"a": {}})
     assert caught.value.file == "sample_index.jsonl"
+
+
+@pytest.mark.parametrize("removed", [(3,), (0, 1, 2, 150, 299), ()])
+def test_records_and_spans_of_long_runs_and_short_ones(tmp_path, removed) -> None:
+    """write_builds' records and spans, each build's read as open_build reads them, equal the
+    input's of its members in order: a clean build (all but a few samples: runs of consecutive
+    rows written as slices of the shard) and a split's (short runs: rows gathered)."""
+    from mintdim import open_build, pipeline
+
+    from .conftest import MODEL
+
+    rows = [{"q": f"question {i} " * (i % 7 + 1), "a": f"answer {i}"} for i in range(300)]
+    data = write_rows(tmp_path / "qa.jsonl", rows)
+    (
+        pipeline("unit-build")
+        .source.jsonl(files=[str(data)], fields=[["q", "a"]], templates=["Q: {q}\nA: {a}"])
+        .tokenizer.sentencepiece([{"path": str(MODEL), "encode": "whole"}])
+        .units(sizes=[[64, 128]], build_batch=[64])
+        .output.dir(str(tmp_path / "b"), samples_per_shard=[256])
+        .run(workers=1, progress=False, on_overflow="extend")
+    )
+    samples = read_build(tmp_path / "b")
+    clean = np.zeros(samples.count, dtype=np.int64)
+    clean[list(removed)] = -1
+    split = np.random.default_rng(1).integers(0, 3, samples.count)
+    source = open_build(tmp_path / "b")
+    for name, split_of in (("clean", clean), ("split", split)):
+        root = tmp_path / name
+        root.mkdir()
+        write_builds(samples, split_of, root, {f"b{k}": {} for k in range(split_of.max() + 1)})
+        for k in range(split_of.max() + 1):
+            out = open_build(root / f"b{k}")
+            members = np.flatnonzero(split_of == k)
+            assert len(out) == members.size
+            for new_id, old_id in enumerate(members.tolist()):
+                assert np.array_equal(out[new_id], source[old_id])
+                assert out.segments(new_id) == source.segments(old_id)
+            assert verify_build(root / f"b{k}").ok
