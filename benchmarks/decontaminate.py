@@ -16,7 +16,8 @@ Run by hand, never in CI. What it measures, and how:
   memory of the child's whole process tree (decontamination forks its verification pass): the
   larger of the exact peak RSS of any one process (``os.wait4``) and the peak of the tree's
   summed PSS, sampled every 0.5 s (shared pages counted once); the CPU other processes used
-  meanwhile. Medians, and the paired ratios of each decontamination to the build of the same
+  meanwhile. Each starts after ``os.sync()``, so none pays for the previous one's writeback.
+  Medians, and the paired ratios of each decontamination to the build of the same
   round. Bounds: tokens at most 0.5x the build and under 2 GB, words at most 1.5x.
 """
 
@@ -111,6 +112,8 @@ def child(kind: str, data: Path, out: Path, workers: int, against: Path) -> dict
     """One contender in a fresh process: its wall time, the peak memory of its process tree and
     the CPU share others used while it ran."""
     remove(out)
+    # The previous contender's writes reach the disk first: none pays for another's writeback.
+    os.sync()
     here = str(Path(__file__).resolve().parent)
     busy = cpu_busy_seconds()
     started = time.perf_counter()
