@@ -252,14 +252,21 @@ def _write_rows(writer: UnitShardWriter, shard: ShardRecords, rows: np.ndarray) 
 def read_listed(samples: BuildSamples | BuildFiles, entry: dict) -> bytes:
     """A file the input manifest lists, whole; ``ChangedSinceBuildError`` unless it has the
     listed size and SHA-256."""
-    path = samples.path / entry["path"]
+    data = _read_whole(samples, entry)
+    _compare(samples, entry, data, hashlib.sha256(data).hexdigest())
+    return data
+
+
+def _read_whole(samples: BuildSamples | BuildFiles, entry: dict) -> bytes:
     try:
-        data = path.read_bytes()
+        return (samples.path / entry["path"]).read_bytes()
     except FileNotFoundError:
         raise ChangedSinceBuildError(
             build=samples.shown, file=entry["path"], change="missing"
         ) from None
-    digest = hashlib.sha256(data).hexdigest()
+
+
+def _compare(samples: BuildSamples | BuildFiles, entry: dict, data: bytes, digest: str) -> None:
     if digest != entry["sha256"] or len(data) != entry["bytes"]:
         raise ChangedSinceBuildError(
             build=samples.shown,
@@ -268,7 +275,6 @@ def read_listed(samples: BuildSamples | BuildFiles, entry: dict) -> bytes:
             was=str(entry["sha256"]),
             now=digest,
         )
-    return data
 
 
 def _unit_index(samples: BuildSamples | BuildFiles, size: int) -> np.ndarray:
@@ -324,9 +330,29 @@ def _write_sample_index(
     new id and place and its input id. Each file's size and SHA-256, as the manifest lists them."""
     per_shard = int(samples.manifest["output"]["samples_per_shard"])
     numbers, rows = _places(samples, split_of, per_shard)
-    data = read_listed(
-        samples, {"path": sample_index.FILENAME, **_audit(samples, sample_index.FILENAME)}
-    )
+    entry = {"path": sample_index.FILENAME, **_audit(samples, sample_index.FILENAME)}
+    data = _read_whole(samples, entry)
+    # The input index is hashed on a thread while its lines are copied, and compared with its
+    # manifest before any output index is closed (0.25 s of 300 MB off this thread's path).
+    with ThreadPoolExecutor(1) as hashing:
+        digest = hashing.submit(lambda: hashlib.sha256(data).hexdigest())
+        writers = _copy_index(samples, data, members, new_ids, paths, numbers, rows)
+        _compare(samples, entry, data, digest.result())
+    for writer in writers:
+        writer.close()
+    return [writer.file.record() for writer in writers]
+
+
+def _copy_index(
+    samples: BuildSamples,
+    data: bytes,
+    members: list[np.ndarray],
+    new_ids: np.ndarray,
+    paths: list[Path],
+    numbers: np.ndarray,
+    rows: np.ndarray,
+) -> list[SampleIndexWriter]:
+    """Each build's index lines written (``_write_sample_index``), its writer still open."""
     reader = sample_index.MiddleReader([entry["path"] for entry in samples.manifest["shards"]])
     writers = [SampleIndexWriter(path) for path in paths]
     for middles in reader.blocks(data):
@@ -343,9 +369,7 @@ def _write_sample_index(
                     rows[ids],
                     source_ids=ids,
                 )
-    for writer in writers:
-        writer.close()
-    return [writer.file.record() for writer in writers]
+    return writers
 
 
 def _write_unk_and_overflow(
