@@ -144,6 +144,9 @@ def _run(
         _write_contamination(path, samples, cat, found)
         contaminated = _write_items(path, cat, found, shares, settings.item_coverage)
         clean = None
+        # The input's shards as the copy reads and checks them: the verification compares the
+        # clean records with these bytes instead of reading and hashing them a third time.
+        shards: dict[str, bytes] = {}
         if not settings.report_only:
             keep = np.zeros(samples.count, dtype=np.int64)
             keep[removed] = -1
@@ -151,7 +154,9 @@ def _run(
                 "build_manifest_sha256": samples.manifest_sha256,
                 "decontamination": settings.record(),
             }
-            clean = write_builds(samples, keep, path, {CLEAN: provenance}, token_sha256=False)
+            clean = write_builds(
+                samples, keep, path, {CLEAN: provenance}, token_sha256=False, kept=shards
+            )
         checked = verify(
             path,
             samples,
@@ -160,7 +165,9 @@ def _run(
             settings.min_matches,
             settings.workers,
             again.result(),
+            shards,
         )
+        shards.clear()
         durable.write_json_atomic(path / FILENAME, checked)
         if not checked["ok"]:
             raise DecontaminationVerificationError(

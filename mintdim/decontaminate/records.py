@@ -26,15 +26,21 @@ __all__ = ["differing"]
 _T = TypeVar("_T")
 
 
-def differing(samples: BuildSamples, copy: BuildFiles, source: np.ndarray) -> np.ndarray:
+def differing(
+    samples: BuildSamples,
+    copy: BuildFiles,
+    source: np.ndarray,
+    kept: dict[str, bytes] | None = None,
+) -> np.ndarray:
     """The input ids of the copy's samples whose record is not their input's: another unit,
     another token count, another slot (PAD included), or no input sample at all. ``source``:
     each copied sample's input id, by its id in the copy (-1: none); a copied sample beyond
-    ``source`` is not the records' to report (the copy's index does not list it)."""
+    ``source`` is not the records' to report (the copy's index does not list it). ``kept``:
+    the input's shards as read and checked already in this process (the copy's reading)."""
     order = {int(size): k for k, size in enumerate(samples.manifest["units"]["sizes"])}
     found = [np.zeros(0, dtype=np.int64)]
     with ThreadPoolExecutor(2) as pool:
-        inputs = _read_ahead(pool, _units(samples))
+        inputs = _read_ahead(pool, _units(samples, kept))
         held = next(inputs, None)
         for size, copies in _read_ahead(pool, _units(copy)):
             # Both builds list their units in one order; a unit the input lacks holds no copy.
@@ -45,9 +51,11 @@ def differing(samples: BuildSamples, copy: BuildFiles, source: np.ndarray) -> np
     return np.unique(np.concatenate(found))
 
 
-def _units(build: BuildSamples | BuildFiles) -> Iterator[tuple[int, list[ShardRecords]]]:
+def _units(
+    build: BuildSamples | BuildFiles, kept: dict[str, bytes] | None = None
+) -> Iterator[tuple[int, list[ShardRecords]]]:
     """Each unit's size and shards, in row order."""
-    for size, shards in itertools.groupby(shard_records(build), key=lambda s: s.unit_size):
+    for size, shards in itertools.groupby(shard_records(build, kept), key=lambda s: s.unit_size):
         yield size, list(shards)
 
 

@@ -133,9 +133,11 @@ def verify(
     min_matches: int,
     workers: int,
     found: np.ndarray | None = None,
+    kept: dict[str, bytes] | None = None,
 ) -> dict[str, object]:
     """Run every check over the directory ``root`` as it is now (see the module docstring);
-    ``found``: what ``input_pass`` returned, when it ran already."""
+    ``found``: what ``input_pass`` returned, when it ran already; ``kept``: the input build's
+    shards as read and checked already in this process (by the clean copy)."""
     clean = root / CLEAN
     if found is None:
         found = input_pass(samples, cat, match, min_matches, workers)
@@ -166,6 +168,8 @@ def verify(
     if clean.is_dir():
         copy = BuildFiles(clean, str(clean), open_build(clean).manifest)
         fits = (retained >= 0) & (retained < samples.count)
-        differ = np.union1d(retained[~fits], differing(samples, copy, np.where(fits, retained, -1)))
+        differ = np.union1d(
+            retained[~fits], differing(samples, copy, np.where(fits, retained, -1), kept)
+        )
         checks.append(_check("retained_tokens", differ, samples=int(retained.size)))
     return {"ok": all(c["ok"] for c in checks), "checks": checks}

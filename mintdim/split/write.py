@@ -119,11 +119,14 @@ def write_builds(
     root: Path,
     provenance: Mapping[str, Mapping[str, object]],
     token_sha256: bool = True,
+    kept: dict[str, bytes] | None = None,
 ) -> Written:
     """Write one build per key of ``provenance``, ``root/NAME``, in that order (its value is the
     build's ``derived_from``); ``split_of``: each input sample's build, as a position in that
     order, or -1 for none. ``token_sha256``: take each sample's token SHA-256 (``Written``'s
-    list is empty without it: a second per sample for a million samples)."""
+    list is empty without it: a second per sample for a million samples). ``kept``: where to
+    keep the input's shards as read and checked (``shard_records``), for a caller that reads
+    them again (a decontamination's verification)."""
     content = samples.manifest
     sizes = [int(size) for size in content["units"]["sizes"]]
     names = list(provenance)
@@ -140,7 +143,7 @@ def write_builds(
     with ThreadPoolExecutor(1) as pool:
         paths = [output.path for output in outputs]
         index = pool.submit(_write_sample_index, samples, split_of, members, new_ids, paths)
-        digests = _copy_records(samples, split_of, new_ids, outputs, token_sha256)
+        digests = _copy_records(samples, split_of, new_ids, outputs, token_sha256, kept)
         _write_unk_and_overflow(samples, split_of, new_ids, outputs)
         finished = [_finish(samples, o, chosen) for o, chosen in zip(outputs, members, strict=True)]
         records = index.result()
@@ -176,9 +179,13 @@ def _open(path: Path, content: dict, sizes: list[int]) -> _Output:
 # ---------------------------------------------------------------------------
 
 
-def shard_records(samples: BuildSamples | BuildFiles) -> Iterator[ShardRecords]:
+def shard_records(
+    samples: BuildSamples | BuildFiles, kept: dict[str, bytes] | None = None
+) -> Iterator[ShardRecords]:
     """Every shard of the build, unit by unit, each read whole and checked against the input
-    manifest (``ChangedSinceBuildError``), with its rows' sample ids and token counts."""
+    manifest (``ChangedSinceBuildError``), with its rows' sample ids and token counts.
+    ``kept``: files read and checked earlier in this process, by path, taken from it instead of
+    read again; each file read here is added to it."""
     content = samples.manifest
     dtype = np.dtype(content["token_storage"]["dtype"]).newbyteorder("<")
     layout = content["segment_spans"]
@@ -190,10 +197,11 @@ def shard_records(samples: BuildSamples | BuildFiles) -> Iterator[ShardRecords]:
         entries = _unit_index(samples, size)
         offset = 0
         for entry in listed:
-            records = np.frombuffer(read_listed(samples, entry), dtype=dtype).reshape(-1, size)
+            data = _read_kept(samples, entry, kept)
+            records = np.frombuffer(data, dtype=dtype).reshape(-1, size)
             span_rows = None
             if width:
-                data = read_listed(samples, entry["spans"])
+                data = _read_kept(samples, entry["spans"], kept)
                 span_rows = spans.read_records(np.frombuffer(data, dtype=spans.DTYPE), width)
             rows = slice(offset, offset + records.shape[0])
             offset += records.shape[0]
@@ -212,11 +220,12 @@ def _copy_records(
     new_ids: np.ndarray,
     outputs: list[_Output],
     token_sha256: bool,
+    kept: dict[str, bytes] | None,
 ) -> list[bytes]:
     """Copy every record to its build's unit, shard by shard; the token SHA-256 of each sample
     (with ``token_sha256``)."""
     digests = [b""] * samples.count if token_sha256 else []
-    for shard in shard_records(samples):
+    for shard in shard_records(samples, kept):
         ids, counts, records = shard.sample_ids, shard.token_counts, shard.records
         pairs = zip(ids.tolist(), counts.tolist(), strict=True) if token_sha256 else ()
         for row, (sample_id, count) in enumerate(pairs):
@@ -247,6 +256,16 @@ def _write_rows(writer: UnitShardWriter, shard: ShardRecords, rows: np.ndarray) 
     ):
         span_rows = None if shard.spans is None else shard.spans[first:last]
         writer.write(shard.records[first:last], span_rows)
+
+
+def _read_kept(
+    samples: BuildSamples | BuildFiles, entry: dict, kept: dict[str, bytes] | None
+) -> bytes:
+    if kept is None:
+        return read_listed(samples, entry)
+    if entry["path"] not in kept:
+        kept[entry["path"]] = read_listed(samples, entry)
+    return kept[entry["path"]]
 
 
 def read_listed(samples: BuildSamples | BuildFiles, entry: dict) -> bytes:
