@@ -208,3 +208,20 @@ def test_the_records_compared_name_exactly_the_changed_ones(decontaminated, plan
     a, b = [k for k in range(len(rows)) if k not in chosen and rows[k]["unit_size"] == 128][:2]
     swapped[[a, b]] = source[[b, a]]
     assert found(swapped) == changed | {int(source[a]), int(source[b])}
+
+
+def test_a_search_slip_of_the_finder_is_caught_by_the_pass_beside_it(
+    planted, tmp_path, monkeypatch
+):
+    """The finder's table misses every run: the pass, searching with its own table (and hash
+    base) beside it, does not."""
+    from mintdim.decontaminate.ngrams import Table
+
+    class Slipping(Table):
+        def find(self, *args):
+            return [(length, at[:0], gram[:0]) for length, at, gram in super().find(*args)]
+
+    monkeypatch.setattr(job, "Table", Slipping)
+    with pytest.raises(mintdim.DecontaminationVerificationError) as caught:
+        mintdim.decontaminate(planted, tmp_path / "out", against=AGAINST)
+    assert "retained_clean" in _failed(caught)
