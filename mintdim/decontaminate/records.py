@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
 import numpy as np
@@ -29,14 +29,15 @@ _T = TypeVar("_T")
 def differing(
     samples: BuildSamples,
     copy: BuildFiles,
-    source: np.ndarray,
+    source: Future[np.ndarray],
     kept: dict[str, bytes] | None = None,
 ) -> np.ndarray:
     """The input ids of the copy's samples whose record is not their input's: another unit,
     another token count, another slot (PAD included), or no input sample at all. ``source``:
-    each copied sample's input id, by its id in the copy (-1: none); a copied sample beyond
-    ``source`` is not the records' to report (the copy's index does not list it). ``kept``:
-    the input's shards as read and checked already in this process (the copy's reading)."""
+    each copied sample's input id, by its id in the copy (-1: none), still being read when the
+    shards' reading starts; a copied sample beyond it is not the records' to report (the
+    copy's index does not list it). ``kept``: the input's shards as read and checked already
+    in this process (the copy's reading)."""
     order = {int(size): k for k, size in enumerate(samples.manifest["units"]["sizes"])}
     found = [np.zeros(0, dtype=np.int64)]
     with ThreadPoolExecutor(2) as pool:
@@ -47,7 +48,8 @@ def differing(
             while held is not None and order[held[0]] < order.get(size, len(order)):
                 held = next(inputs, None)
             same_unit = held is not None and held[0] == size
-            found.append(_unit(held[1] if same_unit else [], copies, source, samples.count))
+            inputs_of_unit = held[1] if same_unit else []
+            found.append(_unit(inputs_of_unit, copies, source.result(), samples.count))
     return np.unique(np.concatenate(found))
 
 

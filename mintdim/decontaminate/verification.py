@@ -25,6 +25,7 @@ child beside the finder and the clean copy (``shared/beside.py``).
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -109,6 +110,11 @@ def _removed(root: Path) -> np.ndarray:
     return np.unique(np.asarray(ids, dtype=np.int64))
 
 
+def _known(ids: np.ndarray, count: int) -> np.ndarray:
+    """``ids`` with each one that names no sample below ``count`` made -1."""
+    return np.where((ids >= 0) & (ids < count), ids, -1)
+
+
 def _among(ids: np.ndarray, count: int) -> np.ndarray:
     """Per sample id below ``count``, whether ``ids`` holds it (ids out of range left out)."""
     marks = np.zeros(count, dtype=bool)
@@ -145,7 +151,14 @@ def verify(
     everyone = np.arange(samples.count)
     inside = (removed >= 0) & (removed < samples.count)
     if clean.is_dir():
-        retained = sample_index.source_ids(clean / sample_index.FILENAME)
+        # The clean records are compared while the index's source ids are still being read.
+        copy = BuildFiles(clean, str(clean), open_build(clean).manifest)
+        with ThreadPoolExecutor(1) as pool:
+            retained_ids = pool.submit(sample_index.source_ids, clean / sample_index.FILENAME)
+            known = pool.submit(lambda: _known(retained_ids.result(), samples.count))
+            differ = differing(samples, copy, known, kept)
+        retained = retained_ids.result()
+        differ = np.union1d(retained[known.result() < 0], differ)
         listed = np.concatenate([retained, removed])
         fits = (listed >= 0) & (listed < samples.count)
         seen = np.bincount(listed[fits], minlength=samples.count)
@@ -166,10 +179,5 @@ def verify(
         ),
     ]
     if clean.is_dir():
-        copy = BuildFiles(clean, str(clean), open_build(clean).manifest)
-        fits = (retained >= 0) & (retained < samples.count)
-        differ = np.union1d(
-            retained[~fits], differing(samples, copy, np.where(fits, retained, -1), kept)
-        )
         checks.append(_check("retained_tokens", differ, samples=int(retained.size)))
     return {"ok": all(c["ok"] for c in checks), "checks": checks}

@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import threading
+from concurrent.futures import Future
 from pathlib import Path
 
 import numpy as np
@@ -188,7 +189,9 @@ def test_the_records_compared_name_exactly_the_changed_ones(decontaminated, plan
 
     def found(ids: np.ndarray) -> set[int]:
         files = BuildFiles(clean, str(clean), mintdim.open_build(clean).manifest)
-        return set(differing(samples, files, ids).tolist())
+        source: Future[np.ndarray] = Future()
+        source.set_result(ids)
+        return set(differing(samples, files, source).tolist())
 
     assert found(source) == set()
     rows = list(mintdim.open_build(clean).samples())
