@@ -5,7 +5,6 @@ result as run here."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -17,13 +16,12 @@ import numpy as np
 import pytest
 
 import mintdim
-from mintdim.build.formats import manifest
 from mintdim.decontaminate import job, verification
 from mintdim.decontaminate.findings import Pairs
 from mintdim.decontaminate.prepare import prepare
 from mintdim.decontaminate.settings import decontaminate_settings
-from mintdim.shared import durable
 from tests.decontaminate.conftest import GSM8K
+from tests.unit_build.helpers import reseal_build
 
 AGAINST = [{"path": str(GSM8K), "fields": ["question", "answer"]}]
 
@@ -86,17 +84,6 @@ def test_an_innocent_sample_removed_is_caught(planted, tmp_path, monkeypatch):
     assert "removed_contaminated: 1 failures (samples [0])" in _failed(caught)
 
 
-def _reseal_clean(clean: Path, changed: str) -> None:
-    """List the clean build's changed shard with its new digest and seal its manifest again:
-    only comparing the records can tell."""
-    content = json.loads((clean / "manifest.json").read_text())
-    data = (clean / changed).read_bytes()
-    for entry in content["shards"]:
-        if entry["path"] == changed:
-            entry.update(bytes=len(data), sha256=hashlib.sha256(data).hexdigest())
-    (clean / "manifest.json").write_bytes(durable.json_bytes(manifest.sealed(content)))
-
-
 def _checks(root: Path, planted: Path) -> dict[str, dict]:
     settings = decontaminate_settings(AGAINST, match="tokens")
     prepared = prepare(planted, settings)
@@ -123,7 +110,7 @@ def test_a_changed_clean_record_is_caught_behind_resealed_digests(
     column = 2 if slot == "token" else count
     data[row["shard_row"], column] ^= 1
     data.tofile(shard)
-    _reseal_clean(root / "clean", row["shard_path"])
+    reseal_build(root / "clean")
     checks = _checks(root, planted)
     assert checks["retained_tokens"]["examples"] == [row["source_sample_id"]]
     assert checks["retained_tokens"]["failures"] == 1
@@ -203,7 +190,7 @@ def test_the_records_compared_name_exactly_the_changed_ones(decontaminated, plan
         data = np.fromfile(shard, dtype="<u2").reshape(-1, row["unit_size"])
         data[row["shard_row"], int(rng.integers(0, row["unit_size"]))] ^= 3
         data.tofile(shard)
-        _reseal_clean(clean, row["shard_path"])
+        reseal_build(clean)
     assert len({rows[k]["shard_path"] for k in chosen}) > 2
     changed = {rows[k]["source_sample_id"] for k in chosen}
     assert found(source) == changed

@@ -106,19 +106,6 @@ def build_copy(related: tuple[Path, list[dict]], tmp_path: Path) -> Path:
     return target
 
 
-def reseal_build(build: Path) -> None:
-    """Make every digest of a build's manifest match its files again, with plain hashlib."""
-    path = build / "manifest.json"
-    content = json.loads(path.read_text())
-    for entry in [*content["shards"], *content["unit_indexes"]]:
-        data = (build / entry["path"]).read_bytes()
-        entry["bytes"], entry["sha256"] = len(data), hashlib.sha256(data).hexdigest()
-    for name, facts in content["audit_files"].items():
-        data = (build / name).read_bytes()
-        facts["bytes"], facts["sha256"] = len(data), hashlib.sha256(data).hexdigest()
-    write_sealed(path, content)
-
-
 def write_sealed(path: Path, content: dict) -> None:
     content.pop("manifest_sha256", None)
     body = orjson.dumps(content, option=orjson.OPT_INDENT_2) + b"\n"

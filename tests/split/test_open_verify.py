@@ -18,8 +18,9 @@ from mintdim import SplitDamagedError, SplitOptionError, open_split
 from mintdim.cli import main
 from mintdim.split.samples import read_build
 from mintdim.split.write import write_builds
+from tests.unit_build.helpers import reseal_build
 
-from .conftest import ALIAS_RULES, reseal_build, write_sealed
+from .conftest import ALIAS_RULES, write_sealed
 
 
 @pytest.fixture(scope="module")

@@ -21,9 +21,9 @@ from mintdim.check.verify import verify_build
 from mintdim.errors import ChangedSinceBuildError
 from mintdim.split.samples import read_build
 from mintdim.split.write import write_builds
-from tests.unit_build.helpers import copied_middle
+from tests.unit_build.helpers import copied_middle, reseal_build
 
-from .conftest import make_build, reseal_build, write_rows
+from .conftest import make_build, write_rows
 
 
 def reference_index(build: Path, members: np.ndarray, per_shard: int) -> bytes:

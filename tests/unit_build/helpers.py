@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 import pytest
 import sentencepiece as spm
 from tokenizers import Tokenizer
@@ -556,3 +557,26 @@ def copied_middle(line: bytes) -> bytes:
     keys = ("token_count", "unit_size", "source_file", "source_line", "empty_fields")
     rest = json.dumps({key: row[key] for key in keys}, ensure_ascii=False, separators=(",", ":"))
     return f'"hash":"{row["hash"]}",{rest[1:-1]}'.encode()
+
+
+def reseal_build(directory: Path) -> None:
+    """Make every digest a build's manifest lists (shards and their spans, unit and boundary
+    indexes, audit files) match its file as it now is, and seal it again: with plain hashlib
+    and orjson, as the format states, not with MintDim's own writer."""
+    path = directory / "manifest.json"
+    content = json.loads(path.read_text(encoding="utf-8"))
+
+    def facts(relative: str) -> tuple[int, str]:
+        data = (directory / relative).read_bytes()
+        return len(data), hashlib.sha256(data).hexdigest()
+
+    listed = [*content["shards"], *content["unit_indexes"], *content.get("boundary_indexes", [])]
+    listed += [entry["spans"] for entry in content["shards"] if entry.get("spans")]
+    for entry in listed:
+        entry["bytes"], entry["sha256"] = facts(entry["path"])
+    for name, entry in content["audit_files"].items():
+        entry["bytes"], entry["sha256"] = facts(name)
+    content.pop("manifest_sha256", None)
+    body = orjson.dumps(content, option=orjson.OPT_INDENT_2) + b"\n"
+    content["manifest_sha256"] = hashlib.sha256(body).hexdigest()
+    path.write_bytes(orjson.dumps(content, option=orjson.OPT_INDENT_2) + b"\n")

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from mintdim import open_build
-from tests.unit_build.helpers import job, read_json, write_jsonl
-from tests.unit_build.test_verify import _report, _reseal
+from tests.unit_build.helpers import job, read_json, reseal_build, write_jsonl
+from tests.unit_build.test_verify import _report
 
 TEXTS = ["the model", "a unit of data", "the shard and the pad", "xin chao"]
 
@@ -43,7 +43,7 @@ def _rewrite(out: Path, encode: object) -> None:
     content = json.loads(path.read_text(encoding="utf-8"))
     content["tokenizer"]["encode"] = encode
     path.write_text(json.dumps(content))
-    _reseal(out)
+    reseal_build(out)
 
 
 @pytest.mark.parametrize(

@@ -18,11 +18,10 @@ from click.testing import CliRunner
 
 import mintdim
 from mintdim import errors, pipeline
-from mintdim.build.formats import manifest
 from mintdim.check.verify import verify_build
 from mintdim.cli import main
 from mintdim.read.reader import open_build
-from tests.unit_build.helpers import reference_encoder, tree_bytes, write_jsonl
+from tests.unit_build.helpers import reference_encoder, reseal_build, tree_bytes, write_jsonl
 from tests.unit_build.test_packing import brute_force, polished
 from tests.waiting import wait_for
 
@@ -245,26 +244,6 @@ def test_pack_must_be_a_bool(tmp_path):
 # ---------------------------------------------------------------------------
 
 
-def _resealed(root: Path, changed: str) -> None:
-    """List ``changed`` with its new size and SHA-256 in the manifest, and seal it again."""
-    content = json.loads((root / "manifest.json").read_text())
-    data = (root / changed).read_bytes()
-    import hashlib
-
-    facts = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
-    for key in ("shards", "unit_indexes", "boundary_indexes"):
-        for entry in content.get(key, []):
-            if entry["path"] == changed:
-                entry.update(facts)
-    if changed in content["audit_files"]:
-        content["audit_files"][changed] = facts
-    (root / "manifest.json").write_bytes(
-        __import__("mintdim.shared.durable", fromlist=["json_bytes"]).json_bytes(
-            manifest.sealed(content)
-        )
-    )
-
-
 @pytest.fixture(scope="module")
 def packed_build(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("packed") / "build"
@@ -291,7 +270,7 @@ def test_tampered_boundary_index_is_found(packed_build, tmp_path):
     entries = np.load(path).copy()
     entries[[0, 1]] = entries[[1, 0]]  # two samples change places
     np.save(path, entries)
-    _resealed(root, "unit_128/row_samples.npy")
+    reseal_build(root)
     codes = _codes(root)
     assert ("boundaries", "packing") in codes and ("sample_index", "index_place") in codes
 
@@ -302,7 +281,7 @@ def test_a_sample_in_two_rows_is_found(packed_build, tmp_path):
     entries = np.load(path).copy()
     entries["sample_id"][1] = entries["sample_id"][0]
     np.save(path, entries)
-    _resealed(root, "unit_512/row_samples.npy")
+    reseal_build(root)
     assert ("boundaries", "row_samples") in _codes(root)
 
 
@@ -315,7 +294,7 @@ def test_a_token_in_a_row_tail_is_found(packed_build, tmp_path):
     data = np.fromfile(shard, dtype="<u2")
     data[fill] = 5  # a token where PAD belongs
     data.tofile(shard)
-    _resealed(root, "unit_128/shard_000000.bin")
+    reseal_build(root)
     assert ("padding", "padding") in _codes(root)
 
 
@@ -326,7 +305,7 @@ def test_a_changed_token_inside_a_row_is_found_by_deep(packed_build, tmp_path, m
     data[3] = 7 if data[3] != 7 else 8
     data.tofile(shard)
     assert ("shards", "sha256") in _codes(root)
-    _resealed(root, "unit_512/shard_000000.bin")
+    reseal_build(root)
     assert verify_build(root).ok  # only a re-derivation can tell
     assert ("deep", "deep_record") in _codes(root, deep=True)
 
@@ -338,7 +317,7 @@ def test_a_moved_row_start_in_the_sample_index_is_found(packed_build, tmp_path):
     row = json.loads(lines[0])
     lines[0] = lines[0].replace(f'"row_start":{row["row_start"]}}}', '"row_start":1}')
     path.write_text("".join(lines))
-    _resealed(root, "sample_index.jsonl")
+    reseal_build(root)
     report = verify_build(root)
     assert any(f.code == "index_place" and "row_start" in f.message("en") for f in report.failures)
 

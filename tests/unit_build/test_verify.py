@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from mintdim.cli import main
-from tests.unit_build.helpers import flipped_bytes, job, read_json, write_jsonl
+from tests.unit_build.helpers import flipped_bytes, job, read_json, reseal_build, write_jsonl
 
 _WORDS = ["the", "model", "data", "token", "unit", "shard", "pad", "build", "sample", "xin", "chao"]
 
@@ -58,23 +58,6 @@ def _report(directory: Path, *extra: str) -> dict:
     report = json.loads(output)
     assert code == (0 if report["ok"] else 1)
     return report
-
-
-def _reseal(directory: Path) -> None:
-    """Make every digest in the manifest match the files as they now are."""
-    path = directory / "manifest.json"
-    content = json.loads(path.read_text(encoding="utf-8"))
-    for shard in [*content["shards"], *content["unit_indexes"]]:
-        data = (directory / shard["path"]).read_bytes()
-        shard["bytes"], shard["sha256"] = len(data), hashlib.sha256(data).hexdigest()
-    for name, facts in content["audit_files"].items():
-        data = (directory / name).read_bytes()
-        facts["bytes"], facts["sha256"] = len(data), hashlib.sha256(data).hexdigest()
-    del content["manifest_sha256"]
-    content["manifest_sha256"] = hashlib.sha256(
-        orjson.dumps(content, option=orjson.OPT_INDENT_2) + b"\n"
-    ).hexdigest()
-    path.write_bytes(orjson.dumps(content, option=orjson.OPT_INDENT_2) + b"\n")
 
 
 def _move_to_the_next_row(directory: Path, sample_id: int) -> None:
@@ -149,7 +132,7 @@ def test_a_non_pad_slot_after_the_tokens_is_found(cwd, sp_model):
     slot = row["shard_row"] * width + row["token_count"]
     data[slot * itemsize : (slot + 1) * itemsize] = np.uint16(5).tobytes()
     shard.write_bytes(bytes(data))
-    _reseal(out)
+    reseal_build(out)
     report = _report(out)
     (failure,) = report["failures"]
     assert (failure["path"], failure["code"]) == (row["shard_path"], "padding")
@@ -166,7 +149,7 @@ def test_index_stats_duplicates_and_unks_must_agree_with_the_data(cwd, hf_json):
     unks = (out / "unk_index.jsonl").read_text().splitlines()
     (out / "unk_index.jsonl").write_text("\n".join(unks[1:]) + "\n")
     (out / "duplicate_index.jsonl").write_text("")
-    _reseal(out)
+    reseal_build(out)
     report = _report(out)
     found = {(f["path"], f["code"], f["facts"].get("key")) for f in report["failures"]}
     assert ("sample_index.jsonl", "index_place", "shard_row") in found
@@ -239,7 +222,7 @@ def test_deep_proves_every_record_is_its_reference_encoding(cwd, tokenizer, requ
     slot = (row["shard_row"] * row["unit_size"]) * 2
     data[slot : slot + 2] = np.uint16(int.from_bytes(data[slot : slot + 2], "little") ^ 1).tobytes()
     shard.write_bytes(bytes(data))
-    _reseal(out)
+    reseal_build(out)
     assert _report(out)["ok"]
     report = _report(out, "--deep")
     (failure,) = report["failures"]
@@ -275,7 +258,7 @@ def test_deep_gives_the_same_report_for_every_worker_count(cwd, sp_model):
         assert value > 3
         data[slot : slot + 2] = np.uint16(4 + (value - 4 + 1) % (vocab - 4)).tobytes()
         shard.write_bytes(bytes(data))
-    _reseal(out)
+    reseal_build(out)
     assert _report(out)["ok"]
     tampered = reports()
     assert all(r == tampered[0] for r in tampered)
@@ -353,7 +336,7 @@ def test_an_id_outside_the_vocabulary_is_found(cwd, sp_model):
     slot = row["shard_row"] * row["unit_size"]
     data[slot * 2 : slot * 2 + 2] = np.uint16(vocab).tobytes()
     shard.write_bytes(bytes(data))
-    _reseal(out)
+    reseal_build(out)
     report = _report(out)
     found = {(f["code"], f["facts"]["sample_id"], f["facts"]["value"]) for f in report["failures"]}
     assert ("vocabulary", 2, vocab) in found
@@ -370,7 +353,7 @@ def test_deep_reads_lines_with_the_builds_line_limit(cwd, sp_model):
     longest = max(len(line) for line in (cwd / "data.jsonl").read_bytes().splitlines())
     content["source"]["max_line_bytes"] = longest - 1  # as if the build had read with this limit
     path.write_bytes(orjson.dumps(content, option=orjson.OPT_INDENT_2) + b"\n")
-    _reseal(out)
+    reseal_build(out)
     assert _report(out)["ok"]
     report = _report(out, "--deep")
     failure = report["failures"][0]  # then the samples it could not reach are missing
@@ -405,7 +388,7 @@ def test_sample_index_read_from_raw_bytes_equals_orjson_and_falls_back(cwd, sp_m
     spaced = data.replace(b'{"sample_id":3,', b'{"sample_id": 3,', 1)
     assert spaced != data and reader.read(spaced) is None
     (out / "sample_index.jsonl").write_bytes(spaced)
-    _reseal(out)
+    reseal_build(out)
     assert _report(out)["ok"]
 
 
@@ -475,7 +458,7 @@ def test_shards_checked_early_with_a_wrong_unit_index_are_checked_again(cwd, sp_
     with open(path, "r+b") as handle:
         handle.seek(len(path.read_bytes()) - entries.nbytes)
         handle.write(entries.astype(unit_index.DTYPE).tobytes())
-    _reseal(out)
+    reseal_build(out)
     report = _report(out)
     relative = f"{path.parent.name}/index.npy"
     assert _codes(report) == {(relative, "index_file_line")}, report
@@ -492,7 +475,7 @@ def test_the_index_read_in_many_small_parts_gives_the_same_report(cwd, sp_model,
         patch.setattr(index_scan, "INDEX_BLOCK_BYTES", 97)
         assert _report(out)["ok"]
     _move_to_the_next_row(out, 7)
-    _reseal(out)
+    reseal_build(out)
     whole = _report(out)
     monkeypatch.setattr(index_scan, "INDEX_BLOCK_BYTES", 97)
     assert _report(out) == whole
