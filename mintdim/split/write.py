@@ -138,8 +138,7 @@ def write_builds(
     # The sample indexes (read, checked, assembled, hashed and written: 300 bytes a sample) are
     # written on a thread while this one copies the records and finishes the rest. Both spend
     # their time hashing, writing files and in numpy, all without the GIL: measured as fast as
-    # a forked child (shared/beside.py), which a decontamination could not fork (its
-    # verification runs on a thread meanwhile).
+    # a forked child (shared/beside.py), and a thread works beside a caller's other threads too.
     with ThreadPoolExecutor(1) as pool:
         paths = [output.path for output in outputs]
         index = pool.submit(_write_sample_index, samples, split_of, members, new_ids, paths)
