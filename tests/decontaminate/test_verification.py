@@ -215,3 +215,74 @@ def test_a_search_slip_of_the_finder_is_caught_by_the_pass_beside_it(
     with pytest.raises(mintdim.DecontaminationVerificationError) as caught:
         mintdim.decontaminate(planted, tmp_path / "out", against=AGAINST)
     assert "retained_clean" in _failed(caught)
+
+
+_KILLED = """
+import sys, time
+from pathlib import Path
+import mintdim
+from mintdim.decontaminate import job, verification
+
+def held(where, then=None):
+    def hold(*args, **kwargs):
+        if then is not None:
+            then(*args, **kwargs)
+        Path(where).touch()
+        while True:  # only the test's kill ends this
+            time.sleep(3600)
+    return hold
+
+build, out, against, moment = sys.argv[1:5]
+if moment == "searching":  # the forked pass and the finder, both mid-search
+    verification.scan = held("pass-held")
+    job.scan = held("held")
+elif moment == "copying":  # the clean build written, nothing proved or sealed yet
+    job.write_builds = held("held", job.write_builds)
+else:
+    job.verify = held("held")
+mintdim.decontaminate(build, out, against=[against + ":question,answer"], match="words")
+"""
+
+
+@pytest.mark.parametrize("moment", ["searching", "copying", "verifying"])
+def test_killed_at_any_moment_nothing_looks_complete(planted, tmp_path, monkeypatch, moment):
+    """SIGKILL mid-run (each moment reached as an event the run produces): the forked pass
+    dies with it, the directory has no manifest (verify: incomplete, exit 2), the input build
+    is untouched and still verifies."""
+    import signal
+    import subprocess
+    import sys
+
+    from mintdim.check.verify import verify_build
+    from tests.waiting import SAFETY_NET, children, wait_for, wait_for_exit
+
+    before = _tree(planted)
+    monkeypatch.chdir(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    out = tmp_path / "out"
+    run = subprocess.Popen(
+        [sys.executable, "-c", _KILLED, str(planted), str(out), str(GSM8K), moment],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for(Path("held").exists, f"the run held while {moment}", run)
+        if moment == "searching":
+            wait_for(Path("pass-held").exists, "the forked pass held", run)
+        forked = children(run.pid)
+    finally:
+        os.kill(run.pid, signal.SIGKILL)
+        run.communicate(timeout=SAFETY_NET)
+    assert run.returncode == -signal.SIGKILL
+    # The words pass, forked beside the finder: collected (reaped) once the run verifies.
+    assert len(forked) == (0 if moment == "verifying" else 1)
+    assert wait_for_exit(forked) == []
+    assert not (out / "manifest.json").exists()
+    from click.testing import CliRunner
+
+    from mintdim.cli import main
+
+    assert CliRunner().invoke(main, ["verify", str(out)]).exit_code == 2
+    assert _tree(planted) == before
+    assert verify_build(planted).ok
