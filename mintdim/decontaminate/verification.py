@@ -14,7 +14,8 @@ retained ones from the clean build's own ``sample_index.jsonl`` (``source_sample
 - ``retained_clean``: no retained sample does;
 - ``retained_tokens``: each retained record, read from the clean build's own shards and unit
   index, is byte for byte the input sample's record (every slot, PAD included) with the same
-  token count, in the same unit.
+  token count, in the same unit (the input's shards as the clean copy read them and checked
+  their digests in the run; read and checked here by ``mintdim verify DIR``).
 
 The last two together say that the clean build's shards hold no checked run: what the search
 found clean is what they hold. (Searching the clean shards a second time would prove the same at
