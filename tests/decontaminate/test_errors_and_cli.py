@@ -313,3 +313,33 @@ def test_a_full_disk_is_a_named_error_and_nothing_looks_complete(planted, small_
         assert not (directory / "manifest.json").exists()
         assert run("verify", str(directory)).exit_code == 2
     assert {p: p.read_bytes() for p in sorted(planted.rglob("*")) if p.is_file()} == before
+
+
+def test_the_file_size_limit_is_a_named_error(planted, tmp_path):
+    """RLIMIT_FSIZE in a child, below the clean build's sample index: BuildWriteError with
+    file_too_large, place derived, naming the directory; no manifest."""
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path / "out"
+    script = f"""
+import resource, sys
+import mintdim
+resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, 20_000))
+try:
+    mintdim.decontaminate({str(planted)!r}, {str(out)!r}, against=[{f"{GSM8K}:question,answer"!r}])
+except mintdim.BuildWriteError as err:
+    print(err.reason, err.place, err.directory)
+    sys.exit(3)
+"""
+    repo = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(repo), "PYTHONDONTWRITEBYTECODE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=False
+    )
+    if done.returncode != 3 and "Operation not permitted" in done.stderr:
+        pytest.skip("cannot set RLIMIT_FSIZE here")
+    assert (done.returncode, done.stdout.split()) == (3, ["file_too_large", "derived", str(out)])
+    assert not (out / "manifest.json").exists()
+    assert run("verify", str(out)).exit_code == 2
