@@ -53,7 +53,7 @@ _SCREENED = 8
 """The shortest window screened: a stride that would leave fewer ids is made shorter (runs of
 8 ids, whole values of ``min_tokens``, get stride 1), so candidates stay as rare as they are."""
 _ROWS_IDS = 1 << 18
-"""Ids of a matrix hashed at a time by ``Hasher.rows``."""
+"""Ids of a matrix hashed at a time by ``Hasher.row_windows``."""
 
 
 class Hasher:
@@ -111,18 +111,15 @@ class Hasher:
         hashes *= inverses[:stop:step]
         return hashes
 
-    def spans(self, prefix: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
-        """The hash of each span ``[starts[k], starts[k] + counts[k])`` (a whole sample)."""
-        _, inverses = self._powers(prefix.size)
-        return (prefix[starts + counts] - prefix[starts]) * inverses[starts]
+    def rows(self, matrix: np.ndarray) -> np.ndarray:
+        """The hash of each row of a ``(k, L)`` matrix, equal to ``windows``' for the same ids."""
+        return self.row_windows(matrix, matrix.shape[1], 1)[0]
 
-    def rows(self, matrix: np.ndarray, width: int | None = None, offsets: int = 1) -> np.ndarray:
-        """The hash of each row of a ``(k, L)`` matrix, equal to ``windows``' for the same ids;
-        with ``width`` and ``offsets``, of each row's windows of ``width`` ids at offsets 0 to
-        ``offsets - 1`` (shape ``(offsets, k)``). The windows of the rows back to back, every
-        L-th kept: contiguous passes, where a sum along the rows costs several times more."""
+    def row_windows(self, matrix: np.ndarray, width: int, offsets: int) -> np.ndarray:
+        """The hashes of each row's windows of ``width`` ids at offsets 0 to ``offsets - 1`` of a
+        ``(k, L)`` matrix, shape ``(offsets, k)``: the windows of the rows back to back, every
+        L-th kept (contiguous passes, where a sum along the rows costs several times more)."""
         rows, length = matrix.shape
-        width = length if width is None else width
         step = max(1, _ROWS_IDS // max(length, 1))  # the power tables stay that small
         parts = [np.zeros((offsets, 0), dtype=np.uint64)]
         for start in range(0, rows, step):
@@ -134,8 +131,7 @@ class Hasher:
                     [self.windows(prefix[j:], width, length) * inverses[j] for j in range(offsets)]
                 )
             )
-        hashes = np.concatenate(parts, axis=1)
-        return hashes[0] if offsets == 1 and width == length else hashes
+        return np.concatenate(parts, axis=1)
 
 
 def content_mask(matrix: np.ndarray) -> np.ndarray:
@@ -186,7 +182,7 @@ class Table:
         heads, lengths, grams, offsets = [], [], [], []
         for r in self.runs.values():
             count = r.grams.shape[0]
-            heads.append(hasher.rows(r.grams, self.screened, self.stride).reshape(-1))
+            heads.append(hasher.row_windows(r.grams, self.screened, self.stride).reshape(-1))
             lengths.append(np.full(count * self.stride, r.length, np.int32))
             grams.append(np.tile(np.arange(count, dtype=np.int32), self.stride))
             offsets.append(np.repeat(np.arange(self.stride, dtype=np.int8), count))
