@@ -24,6 +24,7 @@ from tests.decontaminate.conftest import (
     gsm8k_rows,
     record_ids,
 )
+from tests.unit_build.helpers import tree_bytes
 
 AGAINST = [{"path": str(GSM8K), "fields": ["question", "answer"]}]
 
@@ -182,10 +183,7 @@ def test_same_bytes_whatever_the_worker_count(planted, tmp_path):
         out = tmp_path / f"w{workers}"
         mintdim.decontaminate(planted, out, against=AGAINST, workers=workers)
         outs.append(out)
-    files = [sorted(p.relative_to(o) for p in o.rglob("*") if p.is_file()) for o in outs]
-    assert files[0] == files[1]
-    for relative in files[0]:
-        assert (outs[0] / relative).read_bytes() == (outs[1] / relative).read_bytes(), relative
+    assert tree_bytes(outs[0]) == tree_bytes(outs[1])
 
 
 def test_min_matches_and_ngram_are_applied(planted, tmp_path, reference):
@@ -271,9 +269,9 @@ def test_parquet_and_compressed_benchmarks_and_names(planted, tmp_path):
 
 
 def test_the_input_build_is_untouched(build_copy, tmp_path):
-    before = {p: p.read_bytes() for p in build_copy.rglob("*") if p.is_file()}
+    before = tree_bytes(build_copy)
     mintdim.decontaminate(build_copy, tmp_path / "o", against=AGAINST)
-    assert before == {p: p.read_bytes() for p in build_copy.rglob("*") if p.is_file()}
+    assert before == tree_bytes(build_copy)
     shutil.rmtree(tmp_path / "o")
 
 

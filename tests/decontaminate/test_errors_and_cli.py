@@ -14,6 +14,7 @@ import mintdim
 from mintdim.cli import main
 from tests.decontaminate.conftest import GSM8K, MODEL, make_build, training_rows
 from tests.test_vietnamese import assert_vietnamese
+from tests.unit_build.helpers import tree_bytes
 
 AGAINST = [{"path": str(GSM8K), "fields": ["question", "answer"]}]
 
@@ -79,19 +80,25 @@ def test_verify_fails_on_an_edited_manifest(made: Path, tmp_path: Path) -> None:
     assert "manifest" in found.output
 
 
+def _drop_the_first_hit_and_reseal(directory: Path) -> None:
+    """contamination.jsonl without its first line, listed again with its new digest in a
+    manifest sealed again: only the pass can tell."""
+    from mintdim.split import layout
+
+    hits = directory / "contamination.jsonl"
+    hits.write_text("".join(hits.read_text().splitlines(keepends=True)[1:]))
+    content = json.loads((directory / "manifest.json").read_text())
+    content["files"]["contamination.jsonl"] = layout.file_record(hits)
+    (directory / "manifest.json").unlink()
+    layout.write_manifest(directory, content)
+
+
 def test_verify_fails_on_an_edited_list_even_with_its_digest(made: Path, tmp_path: Path) -> None:
     """A sample dropped from contamination.jsonl and the manifest resealed: the pass finds the
     clean build and the list no longer cover every sample."""
-    from mintdim.split import layout
-
     copy = tmp_path / "copy"
     shutil.copytree(made, copy)
-    lines = (copy / "contamination.jsonl").read_text().splitlines(keepends=True)
-    (copy / "contamination.jsonl").write_text("".join(lines[1:]))
-    content = json.loads((copy / "manifest.json").read_text())
-    content["files"]["contamination.jsonl"] = layout.file_record(copy / "contamination.jsonl")
-    (copy / "manifest.json").unlink()
-    layout.write_manifest(copy, content)
+    _drop_the_first_hit_and_reseal(copy)
     found = run("verify", str(copy))
     assert found.exit_code == 1, found.output
     assert "coverage" in found.output
@@ -267,14 +274,7 @@ def test_words_and_report_only_directories_verify(planted: Path, tmp_path: Path)
     assert "ran again" in checked.output
     # The report-only pass searches every sample again: a retained sample that holds an item
     # fails it even with every digest made to match.
-    from mintdim.split import layout
-
-    rows = (out / "contamination.jsonl").read_text().splitlines(keepends=True)
-    (out / "contamination.jsonl").write_text("".join(rows[1:]))
-    content = json.loads((out / "manifest.json").read_text())
-    content["files"]["contamination.jsonl"] = layout.file_record(out / "contamination.jsonl")
-    (out / "manifest.json").unlink()
-    layout.write_manifest(out, content)
+    _drop_the_first_hit_and_reseal(out)
     checked = run("verify", str(out))
     assert checked.exit_code == 1
     assert "retained_clean" in checked.output
@@ -286,10 +286,7 @@ def test_words_mode_is_the_same_whatever_the_worker_count(planted: Path, tmp_pat
         out = tmp_path / f"w{workers}"
         mintdim.decontaminate(planted, out, against=AGAINST, match="words", workers=workers)
         outs.append(out)
-    files = sorted(p.relative_to(outs[0]) for p in outs[0].rglob("*") if p.is_file())
-    assert files == sorted(p.relative_to(outs[1]) for p in outs[1].rglob("*") if p.is_file())
-    for relative in files:
-        assert (outs[0] / relative).read_bytes() == (outs[1] / relative).read_bytes(), relative
+    assert tree_bytes(outs[0]) == tree_bytes(outs[1])
 
 
 def test_a_full_disk_is_a_named_error_and_nothing_looks_complete(planted, small_disk):
@@ -297,7 +294,7 @@ def test_a_full_disk_is_a_named_error_and_nothing_looks_complete(planted, small_
     directory (place "derived"), no manifest (verify says incomplete), the input untouched."""
     disk = small_disk("128k")
     out = disk / "out"
-    before = {p: p.read_bytes() for p in sorted(planted.rglob("*")) if p.is_file()}
+    before = tree_bytes(planted)
     found = run(
         "decontaminate", str(planted), "--against", f"{GSM8K}:question,answer", "--out", str(out)
     )
@@ -312,7 +309,7 @@ def test_a_full_disk_is_a_named_error_and_nothing_looks_complete(planted, small_
     for directory in (out, disk / "again"):
         assert not (directory / "manifest.json").exists()
         assert run("verify", str(directory)).exit_code == 2
-    assert {p: p.read_bytes() for p in sorted(planted.rglob("*")) if p.is_file()} == before
+    assert tree_bytes(planted) == before
 
 
 def test_the_file_size_limit_is_a_named_error(planted, tmp_path):

@@ -21,15 +21,9 @@ from mintdim.decontaminate.findings import Pairs
 from mintdim.decontaminate.prepare import prepare
 from mintdim.decontaminate.settings import decontaminate_settings
 from tests.decontaminate.conftest import GSM8K
-from tests.unit_build.helpers import reseal_build
+from tests.unit_build.helpers import reseal_build, tree_bytes
 
 AGAINST = [{"path": str(GSM8K), "fields": ["question", "answer"]}]
-
-
-def _tree(root: Path) -> dict[str, bytes]:
-    return {
-        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
-    }
 
 
 def _failed(caught: pytest.ExceptionInfo) -> str:
@@ -142,7 +136,7 @@ def test_the_pass_runs_beside_the_finder_with_the_same_result(planted, tmp_path,
         stop.set()
         other.join()
     assert len(forks) == 1
-    assert _tree(tmp_path / "forked") == _tree(tmp_path / "here")
+    assert tree_bytes(tmp_path / "forked") == tree_bytes(tmp_path / "here")
 
 
 def test_a_failure_of_the_pass_beside_fails_the_run_by_name(planted, tmp_path, monkeypatch):
@@ -256,7 +250,7 @@ def test_killed_at_any_moment_nothing_looks_complete(planted, tmp_path, monkeypa
     from mintdim.check.verify import verify_build
     from tests.waiting import SAFETY_NET, children, wait_for, wait_for_exit
 
-    before = _tree(planted)
+    before = tree_bytes(planted)
     monkeypatch.chdir(tmp_path)
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     out = tmp_path / "out"
@@ -284,5 +278,5 @@ def test_killed_at_any_moment_nothing_looks_complete(planted, tmp_path, monkeypa
     from mintdim.cli import main
 
     assert CliRunner().invoke(main, ["verify", str(out)]).exit_code == 2
-    assert _tree(planted) == before
+    assert tree_bytes(planted) == before
     assert verify_build(planted).ok

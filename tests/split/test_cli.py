@@ -5,13 +5,13 @@ exit codes say what happened."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 import mintdim
 from mintdim.cli import main
+from tests.unit_build.helpers import tree_bytes
 
 from .conftest import ALIAS_RULES
 
@@ -19,14 +19,6 @@ from .conftest import ALIAS_RULES
 def _run(*args: str) -> tuple[int, str]:
     result = CliRunner().invoke(main, list(args), prog_name="mintdim")
     return result.exit_code, result.output
-
-
-def _tree(directory: Path) -> dict[str, bytes]:
-    return {
-        str(p.relative_to(directory)): p.read_bytes()
-        for p in sorted(directory.rglob("*"))
-        if p.is_file()
-    }
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +51,7 @@ def test_the_commands_write_what_the_api_writes(related, by_cli, tmp_path) -> No
     assert by_cli["group"][0] == 0, by_cli["group"][1]
     assert by_cli["split"][0] == 0, by_cli["split"][1]
     mintdim.group(related[0], tmp_path / "g", keys=["work"], alias_rules=ALIAS_RULES)
-    assert _tree(tmp_path / "g") == _tree(root / "g")
+    assert tree_bytes(tmp_path / "g") == tree_bytes(root / "g")
     mintdim.split(
         related[0],
         root / "g",
@@ -70,8 +62,8 @@ def test_the_commands_write_what_the_api_writes(related, by_cli, tmp_path) -> No
         ratios_by_stratum={"heian": {"train": 0.6, "validation": 0.2, "test": 0.2}},
         window=32,
     )
-    api = _tree(tmp_path / "s")
-    cli = _tree(root / "s")
+    api = tree_bytes(tmp_path / "s")
+    cli = tree_bytes(root / "s")
     assert api == cli
 
 
