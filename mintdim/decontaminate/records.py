@@ -33,10 +33,10 @@ def differing(
     kept: dict[str, bytes] | None = None,
 ) -> np.ndarray:
     """The input ids of the copy's samples whose record is not their input's: another unit,
-    another token count, another slot (PAD included), or no input sample at all. ``source``:
-    each copied sample's input id, by its id in the copy (-1: none), still being read when the
-    shards' reading starts; a copied sample beyond it is not the records' to report (the
-    copy's index does not list it). ``kept``: the input's shards as read and checked already
+    another token count, another slot (PAD included), or no input sample at all (an input id
+    out of range, reported as it is). ``source``: each copied sample's input id, by its id in
+    the copy, still being read when the shards' reading starts; a copied sample beyond it is
+    not the records' to report (the copy's index does not list it). ``kept``: the input's shards as read and checked already
     in this process (the copy's reading)."""
     order = {int(size): k for k, size in enumerate(samples.manifest["units"]["sizes"])}
     found = [np.zeros(0, dtype=np.int64)]
@@ -81,7 +81,7 @@ def _unit(
     row_of = np.full(count + 1, -1, dtype=np.int64)  # [-1]: the row of "no input sample"
     input_ids = np.concatenate([np.zeros(0, np.int64), *(s.sample_ids for s in inputs)])
     row_of[input_ids] = np.arange(input_ids.size)
-    rows = row_of[ids]
+    rows = row_of[np.where((ids >= 0) & (ids < count), ids, -1)]
     input_counts = np.concatenate([np.zeros(1, np.int64), *(s.token_counts for s in inputs)])
     copy_counts = np.concatenate([c.token_counts for c in copies])
     bad = (rows < 0) | (input_counts[rows + 1] != copy_counts)

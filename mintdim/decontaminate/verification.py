@@ -111,11 +111,6 @@ def _removed(root: Path) -> np.ndarray:
     return np.unique(np.asarray(ids, dtype=np.int64))
 
 
-def _known(ids: np.ndarray, count: int) -> np.ndarray:
-    """``ids`` with each one that names no sample below ``count`` made -1."""
-    return np.where((ids >= 0) & (ids < count), ids, -1)
-
-
 def _among(ids: np.ndarray, count: int) -> np.ndarray:
     """Per sample id below ``count``, whether ``ids`` holds it (ids out of range left out)."""
     marks = np.zeros(count, dtype=bool)
@@ -155,11 +150,9 @@ def verify(
         # The clean records are compared while the index's source ids are still being read.
         copy = BuildFiles(clean, str(clean), open_build(clean).manifest)
         with ThreadPoolExecutor(1) as pool:
-            retained_ids = pool.submit(sample_index.source_ids, clean / sample_index.FILENAME)
-            known = pool.submit(lambda: _known(retained_ids.result(), samples.count))
-            differ = differing(samples, copy, known, kept)
-        retained = retained_ids.result()
-        differ = np.union1d(retained[known.result() < 0], differ)
+            source = pool.submit(sample_index.source_ids, clean / sample_index.FILENAME)
+            differ = differing(samples, copy, source, kept)
+        retained = source.result()
         listed = np.concatenate([retained, removed])
         fits = (listed >= 0) & (listed < samples.count)
         seen = np.bincount(listed[fits], minlength=samples.count)

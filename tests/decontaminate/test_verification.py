@@ -156,7 +156,7 @@ def test_a_failure_of_the_pass_beside_fails_the_run_by_name(planted, tmp_path, m
 
 def test_the_records_compared_name_exactly_the_changed_ones(decontaminated, planted, tmp_path):
     """Slots changed in several clean records across shards (digests resealed), and source ids
-    swapped: exactly those samples are named, by their input ids."""
+    swapped or out of range: exactly those samples are named, by their input ids."""
     from mintdim.build.formats import sample_index
     from mintdim.decontaminate.records import differing
     from mintdim.split.samples import read_build
@@ -192,6 +192,9 @@ def test_the_records_compared_name_exactly_the_changed_ones(decontaminated, plan
     a, b = [k for k in range(len(rows)) if k not in chosen and rows[k]["unit_size"] == 128][:2]
     swapped[[a, b]] = source[[b, a]]
     assert found(swapped) == changed | {int(source[a]), int(source[b])}
+    beyond = source.copy()
+    beyond[[a, b]] = [samples.count, -7]  # ids that name no input sample: named as they are
+    assert found(beyond) == changed | {samples.count, -7}
 
 
 def test_a_search_slip_of_the_finder_is_caught_by_the_pass_beside_it(
